@@ -1,0 +1,338 @@
+#include "pjrt/runtime.h"
+
+#include <dlfcn.h>
+
+#include <cstring>
+
+namespace pjrt {
+
+namespace {
+
+// Every PJRT args struct starts with struct_size and extension_start; this
+// zero-fills the rest so fields added by newer headers read as "unset".
+template <typename T>
+T args(size_t size) {
+  T a;
+  std::memset(&a, 0, sizeof(T));
+  a.struct_size = size;
+  return a;
+}
+#define PJRT_ARGS(T) args<T>(T##_STRUCT_SIZE)
+
+std::string error_text(const PJRT_Api* api, PJRT_Error* err, PJRT_Error_Code* code) {
+  auto m = PJRT_ARGS(PJRT_Error_Message_Args);
+  m.error = err;
+  api->PJRT_Error_Message(&m);
+  std::string text(m.message, m.message_size);
+  auto c = PJRT_ARGS(PJRT_Error_GetCode_Args);
+  c.error = err;
+  *code = api->PJRT_Error_GetCode(&c) == nullptr ? c.code : PJRT_Error_Code_UNKNOWN;
+  auto d = PJRT_ARGS(PJRT_Error_Destroy_Args);
+  d.error = err;
+  api->PJRT_Error_Destroy(&d);
+  return text;
+}
+
+std::string named_value_text(const PJRT_NamedValue& v) {
+  switch (v.type) {
+    case PJRT_NamedValue_kString: return std::string(v.string_value, v.value_size);
+    case PJRT_NamedValue_kInt64: return std::to_string(v.int64_value);
+    case PJRT_NamedValue_kFloat: return std::to_string(v.float_value);
+    case PJRT_NamedValue_kBool: return v.bool_value ? "true" : "false";
+    case PJRT_NamedValue_kInt64List: {
+      std::string s;
+      for (size_t i = 0; i < v.value_size; ++i) s += (i ? "." : "") + std::to_string(v.int64_array_value[i]);
+      return s;
+    }
+  }
+  return "";
+}
+
+// CompileOptionsProto { executable_build_options { num_replicas: 1
+// num_partitions: 1 } }. An empty proto makes some plugins assume 0 replicas.
+const char kCompileOptions[] = {0x1a, 0x04, 0x20, 0x01, 0x28, 0x01};
+
+}  // namespace
+
+// ---------------------------------------------------------------- Api
+
+Api::Api(const std::string& path) : path_(path) {
+  void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+  if (!h) throw Error("cannot load PJRT plugin '" + path + "': " + dlerror());
+  auto get = reinterpret_cast<const PJRT_Api* (*)()>(dlsym(h, "GetPjrtApi"));
+  if (!get) throw Error("'" + path + "' is not a PJRT plugin (no GetPjrtApi symbol)");
+  api_ = get();
+  if (!api_) throw Error("PJRT plugin '" + path + "' returned no API table");
+  if (api_->pjrt_api_version.major_version != PJRT_API_MAJOR)
+    throw Error("PJRT plugin '" + path + "' has API version " + std::to_string(major()) + "." +
+                std::to_string(minor()) + " but torch_pjrt was built for " +
+                std::to_string(PJRT_API_MAJOR) + "." + std::to_string(PJRT_API_MINOR));
+  // Older minors have a shorter table; we only call functions every 0.x
+  // plugin we support has, and the struct size tells us the table is sane.
+  if (api_->struct_size < offsetof(PJRT_Api, PJRT_Executable_DeserializeAndLoad) + sizeof(void*))
+    throw Error("PJRT plugin '" + path + "' API table is too old (struct_size " +
+                std::to_string(api_->struct_size) + ")");
+  auto init = PJRT_ARGS(PJRT_Plugin_Initialize_Args);
+  check(api_->PJRT_Plugin_Initialize(&init), "initializing PJRT plugin " + path);
+  auto attrs = PJRT_ARGS(PJRT_Plugin_Attributes_Args);
+  if (api_->PJRT_Plugin_Attributes && !api_->PJRT_Plugin_Attributes(&attrs)) {
+    for (size_t i = 0; i < attrs.num_attributes; ++i) {
+      const PJRT_NamedValue& v = attrs.attributes[i];
+      attrs_[std::string(v.name, v.name_size)] = named_value_text(v);
+    }
+  }
+}
+
+void Api::check(PJRT_Error* err, const std::string& context) const {
+  if (!err) return;
+  PJRT_Error_Code code;
+  std::string text = error_text(api_, err, &code);
+  throw Error(context + ": " + text, code);
+}
+
+// ---------------------------------------------------------------- Event
+
+Event::~Event() {
+  if (!ev_) return;
+  auto d = PJRT_ARGS(PJRT_Event_Destroy_Args);
+  d.event = ev_;
+  api_->raw()->PJRT_Event_Destroy(&d);
+}
+
+void Event::await(const std::string& context) const {
+  if (!ev_) return;
+  auto a = PJRT_ARGS(PJRT_Event_Await_Args);
+  a.event = ev_;
+  api_->check(api_->raw()->PJRT_Event_Await(&a), context);
+}
+
+bool Event::ready() const {
+  if (!ev_) return true;
+  auto a = PJRT_ARGS(PJRT_Event_IsReady_Args);
+  a.event = ev_;
+  api_->check(api_->raw()->PJRT_Event_IsReady(&a), "PJRT_Event_IsReady");
+  return a.is_ready;
+}
+
+// ---------------------------------------------------------------- Buffer
+
+Buffer::~Buffer() {
+  auto d = PJRT_ARGS(PJRT_Buffer_Destroy_Args);
+  d.buffer = buf_;
+  if (PJRT_Error* e = api_->raw()->PJRT_Buffer_Destroy(&d)) {
+    PJRT_Error_Code c;
+    error_text(api_->raw(), e, &c);  // nothing sensible to do in a destructor
+  }
+}
+
+PJRT_Buffer_Type Buffer::element_type() const {
+  auto a = PJRT_ARGS(PJRT_Buffer_ElementType_Args);
+  a.buffer = buf_;
+  api_->check(api_->raw()->PJRT_Buffer_ElementType(&a), "PJRT_Buffer_ElementType");
+  return a.type;
+}
+
+std::vector<int64_t> Buffer::dims() const {
+  auto a = PJRT_ARGS(PJRT_Buffer_Dimensions_Args);
+  a.buffer = buf_;
+  api_->check(api_->raw()->PJRT_Buffer_Dimensions(&a), "PJRT_Buffer_Dimensions");
+  return std::vector<int64_t>(a.dims, a.dims + a.num_dims);
+}
+
+size_t Buffer::on_device_bytes() const {
+  auto a = PJRT_ARGS(PJRT_Buffer_OnDeviceSizeInBytes_Args);
+  a.buffer = buf_;
+  api_->check(api_->raw()->PJRT_Buffer_OnDeviceSizeInBytes(&a), "PJRT_Buffer_OnDeviceSizeInBytes");
+  return a.on_device_size_in_bytes;
+}
+
+void Buffer::to_host(void* dst, size_t nbytes) const {
+  auto a = PJRT_ARGS(PJRT_Buffer_ToHostBuffer_Args);
+  a.src = buf_;
+  a.dst = dst;
+  a.dst_size = nbytes;
+  api_->check(api_->raw()->PJRT_Buffer_ToHostBuffer(&a), "copying a device buffer to the host");
+  Event(api_, a.event).await("copying a device buffer to the host");
+}
+
+void Buffer::await_ready(const std::string& context) const {
+  auto a = PJRT_ARGS(PJRT_Buffer_ReadyEvent_Args);
+  a.buffer = buf_;
+  api_->check(api_->raw()->PJRT_Buffer_ReadyEvent(&a), context);
+  Event(api_, a.event).await(context);
+}
+
+// ---------------------------------------------------------------- Executable
+
+Executable::Executable(const Api* api, PJRT_LoadedExecutable* e) : api_(api), exe_(e) {
+  auto g = PJRT_ARGS(PJRT_LoadedExecutable_GetExecutable_Args);
+  g.loaded_executable = exe_;
+  api_->check(api_->raw()->PJRT_LoadedExecutable_GetExecutable(&g), "PJRT_LoadedExecutable_GetExecutable");
+  unloaded_ = g.executable;
+  auto n = PJRT_ARGS(PJRT_Executable_NumOutputs_Args);
+  n.executable = unloaded_;
+  api_->check(api_->raw()->PJRT_Executable_NumOutputs(&n), "PJRT_Executable_NumOutputs");
+  num_outputs_ = n.num_outputs;
+}
+
+Executable::~Executable() {
+  if (unloaded_) {
+    auto d = PJRT_ARGS(PJRT_Executable_Destroy_Args);
+    d.executable = unloaded_;
+    api_->raw()->PJRT_Executable_Destroy(&d);
+  }
+  auto d = PJRT_ARGS(PJRT_LoadedExecutable_Destroy_Args);
+  d.executable = exe_;
+  api_->raw()->PJRT_LoadedExecutable_Destroy(&d);
+}
+
+std::vector<BufferPtr> Executable::execute(const std::vector<PJRT_Buffer*>& in,
+                                           const std::vector<int64_t>& non_donatable,
+                                           bool) const {
+  auto opts = PJRT_ARGS(PJRT_ExecuteOptions);
+  opts.non_donatable_input_indices = non_donatable.data();
+  opts.num_non_donatable_input_indices = non_donatable.size();
+  std::vector<PJRT_Buffer*> outs(num_outputs_, nullptr);
+  PJRT_Buffer* const* arg_list = in.data();
+  PJRT_Buffer** out_list = outs.data();
+  auto a = PJRT_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  a.executable = exe_;
+  a.options = &opts;
+  a.argument_lists = &arg_list;
+  a.num_devices = 1;
+  a.num_args = in.size();
+  a.output_lists = &out_list;
+  // No completion event: outputs carry their own readiness and errors, which
+  // is what makes dispatch asynchronous.
+  api_->check(api_->raw()->PJRT_LoadedExecutable_Execute(&a), "executing a program");
+  std::vector<BufferPtr> result;
+  result.reserve(outs.size());
+  for (PJRT_Buffer* b : outs) result.push_back(std::make_shared<Buffer>(api_, b));
+  return result;
+}
+
+std::string Executable::serialize() const {
+  auto a = PJRT_ARGS(PJRT_Executable_Serialize_Args);
+  a.executable = unloaded_;
+  api_->check(api_->raw()->PJRT_Executable_Serialize(&a), "serializing an executable");
+  std::string bytes(a.serialized_bytes, a.serialized_bytes_size);
+  if (a.serialized_executable_deleter) a.serialized_executable_deleter(a.serialized_executable);
+  return bytes;
+}
+
+// ---------------------------------------------------------------- Client
+
+Client::Client(std::shared_ptr<Api> api, const ClientOptions& opts) : api_(std::move(api)) {
+  const PJRT_Api* raw = api_->raw();
+  auto nv = PJRT_ARGS(PJRT_NamedValue);
+  static const char kCount[] = "cpu_device_count";
+  nv.name = kCount;
+  nv.name_size = sizeof(kCount) - 1;
+  nv.type = PJRT_NamedValue_kInt64;
+  nv.int64_value = opts.cpu_device_count;
+  nv.value_size = 1;
+  auto c = PJRT_ARGS(PJRT_Client_Create_Args);
+  c.create_options = &nv;
+  c.num_options = 1;
+  PJRT_Error* err = raw->PJRT_Client_Create(&c);
+  if (err) {  // plugins other than XLA:CPU may reject the unknown option
+    PJRT_Error_Code code;
+    error_text(raw, err, &code);
+    c = PJRT_ARGS(PJRT_Client_Create_Args);
+    api_->check(raw->PJRT_Client_Create(&c), "creating the PJRT client of " + api_->path());
+  }
+  client_ = c.client;
+
+  auto d = PJRT_ARGS(PJRT_Client_AddressableDevices_Args);
+  d.client = client_;
+  api_->check(raw->PJRT_Client_AddressableDevices(&d), "listing devices");
+  devices_.assign(d.addressable_devices, d.addressable_devices + d.num_addressable_devices);
+  if (devices_.empty()) throw Error("PJRT plugin " + api_->path() + " reports no addressable devices");
+
+  auto p = PJRT_ARGS(PJRT_Client_PlatformName_Args);
+  p.client = client_;
+  api_->check(raw->PJRT_Client_PlatformName(&p), "PJRT_Client_PlatformName");
+  platform_.assign(p.platform_name, p.platform_name_size);
+  auto v = PJRT_ARGS(PJRT_Client_PlatformVersion_Args);
+  v.client = client_;
+  api_->check(raw->PJRT_Client_PlatformVersion(&v), "PJRT_Client_PlatformVersion");
+  platform_version_.assign(v.platform_version, v.platform_version_size);
+}
+
+Client::~Client() {
+  auto d = PJRT_ARGS(PJRT_Client_Destroy_Args);
+  d.client = client_;
+  api_->raw()->PJRT_Client_Destroy(&d);
+}
+
+BufferPtr Client::from_host(const void* data, PJRT_Buffer_Type type,
+                            const std::vector<int64_t>& dims, int device) const {
+  auto a = PJRT_ARGS(PJRT_Client_BufferFromHostBuffer_Args);
+  a.client = client_;
+  a.data = data;
+  a.type = type;
+  a.dims = dims.data();
+  a.num_dims = dims.size();
+  a.host_buffer_semantics = PJRT_HostBufferSemantics_kImmutableOnlyDuringCall;
+  a.device = devices_.at(device);
+  api_->check(api_->raw()->PJRT_Client_BufferFromHostBuffer(&a), "copying host data to the device");
+  Event done(api_.get(), a.done_with_host_buffer);
+  done.await("copying host data to the device");
+  return std::make_shared<Buffer>(api_.get(), a.buffer);
+}
+
+ExecutablePtr Client::compile(const std::string& mlir) const {
+  auto prog = PJRT_ARGS(PJRT_Program);
+  prog.code = const_cast<char*>(mlir.data());
+  prog.code_size = mlir.size();
+  static const char kFormat[] = "mlir";
+  prog.format = kFormat;
+  prog.format_size = 4;
+  auto a = PJRT_ARGS(PJRT_Client_Compile_Args);
+  a.client = client_;
+  a.program = &prog;
+  a.compile_options = kCompileOptions;
+  a.compile_options_size = sizeof(kCompileOptions);
+  api_->check(api_->raw()->PJRT_Client_Compile(&a), "compiling");
+  return std::make_shared<Executable>(api_.get(), a.executable);
+}
+
+ExecutablePtr Client::deserialize(const std::string& bytes) const {
+  auto a = PJRT_ARGS(PJRT_Executable_DeserializeAndLoad_Args);
+  a.client = client_;
+  a.serialized_executable = bytes.data();
+  a.serialized_executable_size = bytes.size();
+  api_->check(api_->raw()->PJRT_Executable_DeserializeAndLoad(&a), "loading a cached executable");
+  return std::make_shared<Executable>(api_.get(), a.loaded_executable);
+}
+
+MemoryStats Client::memory_stats(int device) const {
+  MemoryStats s;
+  auto a = PJRT_ARGS(PJRT_Device_MemoryStats_Args);
+  a.device = devices_.at(device);
+  PJRT_Error* err = api_->raw()->PJRT_Device_MemoryStats(&a);
+  if (err) {  // optional in PJRT: report "unknown" rather than fail
+    PJRT_Error_Code code;
+    error_text(api_->raw(), err, &code);
+    return s;
+  }
+  s.bytes_in_use = a.bytes_in_use;
+  if (a.peak_bytes_in_use_is_set) s.peak_bytes_in_use = a.peak_bytes_in_use;
+  if (a.bytes_limit_is_set) s.bytes_limit = a.bytes_limit;
+  return s;
+}
+
+size_t element_size(PJRT_Buffer_Type t) {
+  switch (t) {
+    case PJRT_Buffer_Type_PRED: case PJRT_Buffer_Type_S8: case PJRT_Buffer_Type_U8: return 1;
+    case PJRT_Buffer_Type_S16: case PJRT_Buffer_Type_U16: case PJRT_Buffer_Type_F16:
+    case PJRT_Buffer_Type_BF16: return 2;
+    case PJRT_Buffer_Type_S32: case PJRT_Buffer_Type_U32: case PJRT_Buffer_Type_F32: return 4;
+    case PJRT_Buffer_Type_S64: case PJRT_Buffer_Type_U64: case PJRT_Buffer_Type_F64:
+    case PJRT_Buffer_Type_C64: return 8;
+    case PJRT_Buffer_Type_C128: return 16;
+    default: return 0;
+  }
+}
+
+}  // namespace pjrt

@@ -1,0 +1,152 @@
+// The PJRT runtime: loads a plugin, owns its client, and wraps every PJRT
+// object (error, event, buffer, executable) in RAII types. No torch here.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <memory>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "pjrt_c_api.h"
+
+namespace pjrt {
+
+// Any failure reported by the plugin or by our own checks of it.
+class Error : public std::runtime_error {
+ public:
+  Error(std::string msg, PJRT_Error_Code code = PJRT_Error_Code_UNKNOWN)
+      : std::runtime_error(std::move(msg)), code_(code) {}
+  PJRT_Error_Code code() const { return code_; }
+  bool out_of_memory() const { return code_ == PJRT_Error_Code_RESOURCE_EXHAUSTED; }
+
+ private:
+  PJRT_Error_Code code_;
+};
+
+class Api;
+
+// A completion signal for asynchronous plugin work.
+class Event {
+ public:
+  Event(const Api* api, PJRT_Event* ev) : api_(api), ev_(ev) {}
+  Event(Event&& o) noexcept : api_(o.api_), ev_(o.ev_) { o.ev_ = nullptr; }
+  Event(const Event&) = delete;
+  ~Event();
+  // Blocks until done; throws the plugin's error if the work failed.
+  void await(const std::string& context) const;
+  bool ready() const;
+
+ private:
+  const Api* api_;
+  PJRT_Event* ev_;
+};
+
+// An immutable array on one device. Shared: storages, the graph and
+// in-flight executions may all hold it.
+class Buffer {
+ public:
+  Buffer(const Api* api, PJRT_Buffer* b) : api_(api), buf_(b) {}
+  Buffer(const Buffer&) = delete;
+  ~Buffer();
+  PJRT_Buffer* get() const { return buf_; }
+  PJRT_Buffer_Type element_type() const;
+  std::vector<int64_t> dims() const;
+  size_t on_device_bytes() const;
+  // Copies the whole buffer into dst (dense, row-major); blocks until done.
+  void to_host(void* dst, size_t nbytes) const;
+  // Waits for the buffer's producer; throws its error if it failed.
+  void await_ready(const std::string& context) const;
+
+ private:
+  const Api* api_;
+  PJRT_Buffer* buf_;
+};
+using BufferPtr = std::shared_ptr<Buffer>;
+
+// A compiled, loaded program.
+class Executable {
+ public:
+  Executable(const Api* api, PJRT_LoadedExecutable* e);
+  Executable(const Executable&) = delete;
+  ~Executable();
+  size_t num_outputs() const { return num_outputs_; }
+  // Launches asynchronously; outputs are ready when their events fire.
+  // Inputs listed in `donate` may be consumed by the program.
+  std::vector<BufferPtr> execute(const std::vector<PJRT_Buffer*>& args,
+                                 const std::vector<int64_t>& non_donatable = {},
+                                 bool all_donatable = false) const;
+  // Platform-specific bytes that deserialize() turns back into this program.
+  std::string serialize() const;
+
+ private:
+  const Api* api_;
+  PJRT_LoadedExecutable* exe_;
+  PJRT_Executable* unloaded_ = nullptr;
+  size_t num_outputs_ = 0;
+};
+using ExecutablePtr = std::shared_ptr<Executable>;
+
+struct MemoryStats {
+  int64_t bytes_in_use = 0;
+  int64_t peak_bytes_in_use = -1;  // -1: the plugin does not report it
+  int64_t bytes_limit = -1;
+};
+
+// A loaded plugin (dlopen'ed shared library exporting GetPjrtApi).
+class Api {
+ public:
+  // Loads and initializes the plugin; throws Error with an actionable message.
+  explicit Api(const std::string& path);
+  const PJRT_Api* raw() const { return api_; }
+  int major() const { return api_->pjrt_api_version.major_version; }
+  int minor() const { return api_->pjrt_api_version.minor_version; }
+  const std::string& path() const { return path_; }
+  // Plugin attributes such as xla_version, stablehlo_current_version.
+  const std::map<std::string, std::string>& attributes() const { return attrs_; }
+  // Turns a PJRT_Error into an exception (and frees it); no-op on nullptr.
+  void check(PJRT_Error* err, const std::string& context) const;
+
+ private:
+  std::string path_;
+  const PJRT_Api* api_ = nullptr;
+  std::map<std::string, std::string> attrs_;
+};
+
+struct ClientOptions {
+  int64_t cpu_device_count = 1;  // only the XLA:CPU plugin reads this
+};
+
+// The client of one plugin: devices, transfers and compilation.
+class Client {
+ public:
+  Client(std::shared_ptr<Api> api, const ClientOptions& opts);
+  Client(const Client&) = delete;
+  ~Client();
+  const Api& api() const { return *api_; }
+  const std::string& platform() const { return platform_; }
+  const std::string& platform_version() const { return platform_version_; }
+  size_t device_count() const { return devices_.size(); }
+
+  // Uploads a dense row-major host array; the host memory may be reused as
+  // soon as this returns.
+  BufferPtr from_host(const void* data, PJRT_Buffer_Type type,
+                      const std::vector<int64_t>& dims, int device = 0) const;
+  // Compiles StableHLO (MLIR text or bytecode) for one device.
+  ExecutablePtr compile(const std::string& mlir) const;
+  ExecutablePtr deserialize(const std::string& bytes) const;
+  MemoryStats memory_stats(int device = 0) const;
+
+ private:
+  std::shared_ptr<Api> api_;
+  PJRT_Client* client_ = nullptr;
+  std::vector<PJRT_Device*> devices_;
+  std::string platform_;
+  std::string platform_version_;
+};
+
+// Size in bytes of one element of a PJRT buffer type (0 if unsupported).
+size_t element_size(PJRT_Buffer_Type t);
+
+}  // namespace pjrt
