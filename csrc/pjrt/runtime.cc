@@ -2,6 +2,7 @@
 
 #include <dlfcn.h>
 
+#include <atomic>
 #include <cstring>
 
 namespace pjrt {
@@ -116,7 +117,22 @@ bool Event::ready() const {
 
 // ---------------------------------------------------------------- Buffer
 
+namespace {
+std::atomic<int64_t> g_live{0}, g_peak{0};
+}
+int64_t live_bytes() { return g_live.load(); }
+int64_t peak_bytes() { return g_peak.load(); }
+void reset_peak_bytes() { g_peak.store(g_live.load()); }
+
+Buffer::Buffer(const Api* api, PJRT_Buffer* b, int64_t bytes) : api_(api), buf_(b), bytes_(bytes) {
+  int64_t now = g_live.fetch_add(bytes) + bytes;
+  int64_t peak = g_peak.load();
+  while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+  }
+}
+
 Buffer::~Buffer() {
+  g_live.fetch_sub(bytes_);
   auto d = PJRT_ARGS(PJRT_Buffer_Destroy_Args);
   d.buffer = buf_;
   if (PJRT_Error* e = api_->raw()->PJRT_Buffer_Destroy(&d)) {
@@ -173,6 +189,21 @@ Executable::Executable(const Api* api, PJRT_LoadedExecutable* e) : api_(api), ex
   n.executable = unloaded_;
   api_->check(api_->raw()->PJRT_Executable_NumOutputs(&n), "PJRT_Executable_NumOutputs");
   num_outputs_ = n.num_outputs;
+  // Output sizes, for memory accounting of every result buffer.
+  auto et = PJRT_ARGS(PJRT_Executable_OutputElementTypes_Args);
+  et.executable = unloaded_;
+  auto od = PJRT_ARGS(PJRT_Executable_OutputDimensions_Args);
+  od.executable = unloaded_;
+  out_bytes_.assign(num_outputs_, 0);
+  if (!api_->raw()->PJRT_Executable_OutputElementTypes(&et) &&
+      !api_->raw()->PJRT_Executable_OutputDimensions(&od) && et.num_output_types == num_outputs_) {
+    size_t k = 0;
+    for (size_t i = 0; i < num_outputs_; ++i) {
+      int64_t n = static_cast<int64_t>(element_size(et.output_types[i]));
+      for (size_t j = 0; j < od.dim_sizes[i]; ++j) n *= od.dims[k++];
+      out_bytes_[i] = n;
+    }
+  }
 }
 
 Executable::~Executable() {
@@ -207,7 +238,7 @@ std::vector<BufferPtr> Executable::execute(const std::vector<PJRT_Buffer*>& in,
   api_->check(api_->raw()->PJRT_LoadedExecutable_Execute(&a), "executing a program");
   std::vector<BufferPtr> result;
   result.reserve(outs.size());
-  for (PJRT_Buffer* b : outs) result.push_back(std::make_shared<Buffer>(api_, b));
+  for (size_t i = 0; i < outs.size(); ++i) result.push_back(std::make_shared<Buffer>(api_, outs[i], out_bytes_[i]));
   return result;
 }
 
@@ -278,7 +309,9 @@ BufferPtr Client::from_host(const void* data, PJRT_Buffer_Type type,
   api_->check(api_->raw()->PJRT_Client_BufferFromHostBuffer(&a), "copying host data to the device");
   Event done(api_.get(), a.done_with_host_buffer);
   done.await("copying host data to the device");
-  return std::make_shared<Buffer>(api_.get(), a.buffer);
+  int64_t bytes = static_cast<int64_t>(element_size(type));
+  for (int64_t d : dims) bytes *= d;
+  return std::make_shared<Buffer>(api_.get(), a.buffer, bytes);
 }
 
 ExecutablePtr Client::compile(const std::string& mlir) const {

@@ -47,7 +47,8 @@ class Event {
 // in-flight executions may all hold it.
 class Buffer {
  public:
-  Buffer(const Api* api, PJRT_Buffer* b) : api_(api), buf_(b) {}
+  // bytes: its size on the device, counted in live_bytes() while it lives.
+  Buffer(const Api* api, PJRT_Buffer* b, int64_t bytes);
   Buffer(const Buffer&) = delete;
   ~Buffer();
   PJRT_Buffer* get() const { return buf_; }
@@ -62,6 +63,7 @@ class Buffer {
  private:
   const Api* api_;
   PJRT_Buffer* buf_;
+  int64_t bytes_;
 };
 using BufferPtr = std::shared_ptr<Buffer>;
 
@@ -85,6 +87,7 @@ class Executable {
   PJRT_LoadedExecutable* exe_;
   PJRT_Executable* unloaded_ = nullptr;
   size_t num_outputs_ = 0;
+  std::vector<int64_t> out_bytes_;
 };
 using ExecutablePtr = std::shared_ptr<Executable>;
 
@@ -145,6 +148,11 @@ class Client {
   std::string platform_;
   std::string platform_version_;
 };
+
+// Bytes held by live buffers of every client in this process, and the peak.
+int64_t live_bytes();
+int64_t peak_bytes();
+void reset_peak_bytes();
 
 // Size in bytes of one element of a PJRT buffer type (0 if unsupported).
 size_t element_size(PJRT_Buffer_Type t);

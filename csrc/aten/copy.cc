@@ -1,0 +1,64 @@
+// Moving data between the host and the device, and between dtypes.
+#include "aten/copy.h"
+
+#include "aten/errors.h"
+#include "aten/tensor.h"
+#include "engine/graph.h"
+
+namespace tpu {
+
+at::Tensor to_cpu(const at::Tensor& src) {
+  at::Tensor out = at::empty(src.sizes(), src.options().device(at::kCPU));
+  if (src.numel() == 0) return out;
+  engine::Ref v = read(src);
+  guarded("copying to the host", [&] { engine::to_host(v, out.data_ptr(), out.nbytes()); });
+  return out;
+}
+
+namespace {
+
+engine::Ref upload(const at::Tensor& cpu, at::ScalarType dtype) {
+  at::Tensor c = cpu.to(dtype).contiguous();
+  shlo::Type t{to_shlo(dtype), shape_of(c.sizes())};
+  return guarded("copying to the device", [&] { return engine::from_host(c.data_ptr(), t); });
+}
+
+}  // namespace
+
+const at::Tensor& copy_into(const at::Tensor& dst, const at::Tensor& src) {
+  TORCH_CHECK(dst.defined() && src.defined(), "copy_: undefined tensor");
+  if (dst.numel() == 0) return dst;
+  bool dst_tpu = dst.device().type() == c10::DeviceType::PrivateUse1;
+  bool src_tpu = src.device().type() == c10::DeviceType::PrivateUse1;
+  if (!dst_tpu) {
+    TORCH_CHECK(src_tpu, "copy_: neither tensor is on the tpu");
+    dst.copy_(to_cpu(src));
+    return dst;
+  }
+  engine::Ref v = src_tpu ? read(src) : upload(src, dst.scalar_type());
+  write(dst, broadcast(cast(v, to_shlo(dst.scalar_type())), shape_of(dst.sizes())));
+  return dst;
+}
+
+at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool /*non_blocking*/) {
+  copy_into(self, src);
+  return self;
+}
+
+at::Tensor _copy_from(const at::Tensor& self, const at::Tensor& dst, bool /*non_blocking*/) {
+  copy_into(dst, self);
+  return dst;
+}
+
+at::Tensor _copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) {
+  if (dst.sizes() != self.sizes()) dst.resize_(self.sizes());
+  copy_into(dst, self);
+  return dst;
+}
+
+at::Scalar _local_scalar_dense(const at::Tensor& self) {
+  at::Tensor c = to_cpu(self);
+  return c.item();
+}
+
+}  // namespace tpu

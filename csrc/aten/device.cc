@@ -1,0 +1,209 @@
+// The tpu device as PyTorch sees it: PrivateUse1's allocator, device guard,
+// hooks and default generators.
+#include <ATen/core/GeneratorForPrivateuseone.h>
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+#include <c10/core/Allocator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include "aten/device.h"
+#include "aten/tensor.h"
+#include "engine/mode.h"
+#include "engine/runtime.h"
+#include "ops/view.h"
+
+namespace tpu {
+
+namespace {
+
+thread_local c10::DeviceIndex t_current = 0;
+
+// Allocation makes only the handle: device memory appears when a value is
+// first stored. The pointer is the handle's address, an identity that is
+// never dereferenced.
+struct Allocator final : c10::Allocator {
+  c10::DataPtr allocate(size_t nbytes) override {
+    auto* s = new StorageState();
+    s->nbytes = nbytes;
+    return {s, s, &release, c10::Device(c10::DeviceType::PrivateUse1, t_current)};
+  }
+  static void release(void* p) { delete static_cast<StorageState*>(p); }
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+  void copy_data(void*, const void*, std::size_t) const override {
+    TORCH_CHECK(false, "tpu storages cannot be copied as raw memory; use Tensor.copy_");
+  }
+};
+
+Allocator g_allocator;
+
+struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
+  c10::DeviceType type() const override { return c10::DeviceType::PrivateUse1; }
+  c10::Device exchangeDevice(c10::Device d) const override {
+    c10::Device old = getDevice();
+    setDevice(d);
+    return old;
+  }
+  c10::Device getDevice() const override { return c10::Device(c10::DeviceType::PrivateUse1, t_current); }
+  void setDevice(c10::Device d) const override {
+    TORCH_CHECK(d.index() >= 0 && d.index() < device_count(), "invalid tpu device index ", static_cast<int>(d.index()),
+                " (", device_count(), " device(s) available)");
+    t_current = d.index();
+  }
+  void uncheckedSetDevice(c10::Device d) const noexcept override { t_current = d.index(); }
+  c10::Stream getStream(c10::Device d) const override {
+    return c10::Stream(c10::Stream::DEFAULT, d);
+  }
+  c10::Stream exchangeStream(c10::Stream s) const override {
+    return c10::Stream(c10::Stream::DEFAULT, s.device());
+  }
+  c10::DeviceIndex deviceCount() const noexcept override {
+    try {
+      return device_count();
+    } catch (...) {
+      return 0;
+    }
+  }
+  void synchronizeDevice(const c10::DeviceIndex) const override { synchronize(); }
+  void synchronizeStream(const c10::Stream&) const override { synchronize(); }
+  bool queryStream(const c10::Stream&) const override { return true; }
+};
+
+C10_REGISTER_GUARD_IMPL(PrivateUse1, GuardImpl);
+
+struct Generator final : c10::GeneratorImpl {
+  explicit Generator(c10::DeviceIndex i)
+      : c10::GeneratorImpl(c10::Device(c10::DeviceType::PrivateUse1, i),
+                           c10::DispatchKeySet(c10::DispatchKey::PrivateUse1)) {}
+  void set_current_seed(uint64_t s) override {
+    seed_ = s;
+    offset_ = 0;
+  }
+  void set_offset(uint64_t o) override { offset_ = o; }
+  uint64_t get_offset() const override { return offset_; }
+  uint64_t current_seed() const override { return seed_; }
+  uint64_t seed() override {
+    set_current_seed(c10::detail::getNonDeterministicRandom());
+    return seed_;
+  }
+  // State: 16 bytes (seed, offset), like the CUDA generator's philox state.
+  void set_state(const c10::TensorImpl& st) override {
+    TORCH_CHECK(st.numel() == 16 && st.dtype() == at::kByte, "tpu generator state must be 16 bytes");
+    const uint64_t* p = static_cast<const uint64_t*>(st.data());
+    seed_ = p[0];
+    offset_ = p[1];
+  }
+  c10::intrusive_ptr<c10::TensorImpl> get_state() const override {
+    at::Tensor t = at::empty({16}, at::kByte);
+    uint64_t* p = static_cast<uint64_t*>(t.data_ptr());
+    p[0] = seed_;
+    p[1] = offset_;
+    return t.getIntrusivePtr();
+  }
+  Generator* clone_impl() const override {
+    auto* g = new Generator(device().index());
+    g->seed_ = seed_;
+    g->offset_ = offset_;
+    return g;
+  }
+  uint64_t seed_ = 67280421310721ull;
+  uint64_t offset_ = 0;
+};
+
+const at::Generator& default_generator(c10::DeviceIndex i) {
+  static std::vector<at::Generator> gens = [] {
+    std::vector<at::Generator> v;
+    for (int k = 0; k < std::max<int>(1, device_count()); ++k)
+      v.push_back(at::make_generator<Generator>(static_cast<c10::DeviceIndex>(k)));
+    return v;
+  }();
+  if (i < 0) i = t_current;
+  TORCH_CHECK(i < static_cast<int>(gens.size()), "invalid tpu device index ", static_cast<int>(i));
+  return gens[i];
+}
+
+struct Hooks final : at::PrivateUse1HooksInterface {
+  bool isBuilt() const override { return true; }
+  bool isAvailable() const override { return is_available(); }
+  const at::Generator& getDefaultGenerator(c10::DeviceIndex i) const override { return default_generator(i); }
+  at::Generator getNewGenerator(c10::DeviceIndex i) const override {
+    return at::make_generator<Generator>(i < 0 ? t_current : i);
+  }
+  at::Device getDeviceFromPtr(void*) const override {
+    return at::Device(c10::DeviceType::PrivateUse1, t_current);
+  }
+  bool isPinnedPtr(const void*) const override { return false; }
+  c10::Allocator* getPinnedMemoryAllocator() const override { return at::getCPUAllocator(); }
+  bool hasPrimaryContext(c10::DeviceIndex) const override { return engine::Runtime::initialized(); }
+  c10::DeviceIndex deviceCount() const override { return device_count(); }
+  void setCurrentDevice(c10::DeviceIndex d) const override { t_current = d; }
+  c10::DeviceIndex getCurrentDevice() const override { return t_current; }
+  c10::DeviceIndex exchangeDevice(c10::DeviceIndex d) const override {
+    auto old = t_current;
+    t_current = d;
+    return old;
+  }
+  c10::DeviceIndex maybeExchangeDevice(c10::DeviceIndex d) const override { return exchangeDevice(d); }
+  void resizePrivateUse1Bytes(const c10::Storage& storage, size_t newsize) const override {
+    resize_storage_bytes(storage, newsize);
+  }
+};
+
+struct Registrar {
+  Registrar() {
+    c10::SetAllocator(c10::DeviceType::PrivateUse1, &g_allocator);
+    static Hooks hooks;
+    at::RegisterPrivateUse1HooksInterface(&hooks);
+  }
+} g_registrar;
+
+}  // namespace
+
+c10::Allocator* allocator() { return &g_allocator; }
+
+at::Generator& generator_or_default(const std::optional<at::Generator>& g, c10::DeviceIndex i) {
+  if (g.has_value() && g->defined()) return const_cast<at::Generator&>(*g);
+  return const_cast<at::Generator&>(default_generator(i));
+}
+
+std::pair<uint64_t, uint64_t> next_random_key(at::Generator& gen) {
+  auto* g = gen.get<Generator>();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  return {g->seed_, g->offset_++};
+}
+
+c10::DeviceIndex current_device() { return t_current; }
+
+int device_count() {
+  // Counting devices must not fail: with no plugin there are no devices.
+  try {
+    return static_cast<int>(engine::Runtime::get().client().device_count());
+  } catch (...) {
+    return 0;
+  }
+}
+
+bool is_available() { return device_count() > 0; }
+
+void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
+  auto* s = static_cast<StorageState*>(storage.data_ptr().get_context());
+  TORCH_CHECK(s, "not a tpu storage");
+  if (s->value && newsize != s->nbytes) {
+    // Keep the content as bytes, cut or zero-extended.
+    engine::Ref bytes = s->value;
+    int64_t n = static_cast<int64_t>(newsize);
+    s->value = engine::record1("resize_bytes:" + std::to_string(n), {bytes}, shlo::Type{shlo::DType::U8, {n}},
+                               [n](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                                 shlo::Value u8 = ops::reinterpret_flat(b, in[0], shlo::DType::U8);
+                                 int64_t have = u8.shape()[0];
+                                 if (have >= n) return std::vector<shlo::Value>{b.slice(u8, {0}, {n}, {1})};
+                                 return std::vector<shlo::Value>{
+                                     b.pad(u8, b.zero(shlo::DType::U8), {0}, {n - have}, {0})};
+                               });
+    engine::commit(s->value);
+  }
+  s->nbytes = newsize;
+  storage.unsafeGetStorageImpl()->set_nbytes(newsize);
+}
+
+void synchronize() { engine::synchronize(); }
+
+}  // namespace tpu

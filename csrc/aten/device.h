@@ -1,0 +1,25 @@
+// Device-level services of the tpu backend used across the aten layer.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+#include <utility>
+
+#include "shlo/builder.h"
+
+namespace tpu {
+
+c10::Allocator* allocator();
+c10::DeviceIndex current_device();
+int device_count();
+bool is_available();
+void synchronize();
+void resize_storage_bytes(const c10::Storage& storage, size_t newsize);
+
+// The generator to use for a random op, and the (seed, counter) key that
+// makes this call's random stream; the counter advances per call.
+at::Generator& generator_or_default(const std::optional<at::Generator>& g, c10::DeviceIndex i);
+std::pair<uint64_t, uint64_t> next_random_key(at::Generator& gen);
+
+}  // namespace tpu

@@ -1,0 +1,56 @@
+// Declarations of every native tpu kernel; registry.cc binds them to ATen
+// op names. One section per family, in the file that defines them.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include <optional>
+
+namespace tpu {
+
+// ---- copy.h: copy_, _copy_from, _copy_from_and_resize, _local_scalar_dense
+
+// ---- factories.cc
+at::Tensor empty_memory_format(c10::SymIntArrayRef size, std::optional<at::ScalarType> dtype,
+                               std::optional<at::Layout> layout, std::optional<at::Device> device,
+                               std::optional<bool> pin_memory, std::optional<at::MemoryFormat> memory_format);
+at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride, std::optional<at::ScalarType> dtype,
+                         std::optional<at::Layout> layout, std::optional<at::Device> device,
+                         std::optional<bool> pin_memory);
+at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value);
+at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value);
+at::Tensor& zero_(at::Tensor& self);
+
+// ---- views.cc
+at::Tensor view(const at::Tensor& self, c10::SymIntArrayRef size);
+at::Tensor as_strided(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
+                      std::optional<c10::SymInt> storage_offset);
+at::Tensor _reshape_alias(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride);
+at::Tensor unfold(const at::Tensor& self, int64_t dim, int64_t size, int64_t step);
+const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
+                          std::optional<at::MemoryFormat> memory_format);
+at::Tensor& set_storage(at::Tensor& self, at::Storage source, c10::SymInt storage_offset,
+                        c10::SymIntArrayRef size, c10::SymIntArrayRef stride);
+at::Tensor& set_source_storage(at::Tensor& self, at::Storage source);
+at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& src);
+at::Tensor& set_empty(at::Tensor& self);
+
+// ---- kernels_binary.cc
+at::Tensor add_Tensor(const at::Tensor& s, const at::Tensor& o, const at::Scalar& a);
+at::Tensor& add__Tensor(at::Tensor& s, const at::Tensor& o, const at::Scalar& a);
+at::Tensor& add_out(const at::Tensor& s, const at::Tensor& o, const at::Scalar& a, at::Tensor& out);
+at::Tensor sub_Tensor(const at::Tensor& s, const at::Tensor& o, const at::Scalar& a);
+at::Tensor& sub__Tensor(at::Tensor& s, const at::Tensor& o, const at::Scalar& a);
+at::Tensor& sub_out(const at::Tensor& s, const at::Tensor& o, const at::Scalar& a, at::Tensor& out);
+at::Tensor mul_Tensor(const at::Tensor& s, const at::Tensor& o);
+at::Tensor& mul__Tensor(at::Tensor& s, const at::Tensor& o);
+at::Tensor& mul_out(const at::Tensor& s, const at::Tensor& o, at::Tensor& out);
+at::Tensor div_Tensor(const at::Tensor& s, const at::Tensor& o);
+at::Tensor& div__Tensor(at::Tensor& s, const at::Tensor& o);
+at::Tensor& div_out(const at::Tensor& s, const at::Tensor& o, at::Tensor& out);
+at::Tensor div_Tensor_mode(const at::Tensor& s, const at::Tensor& o, std::optional<c10::string_view> md);
+at::Tensor& div__Tensor_mode(at::Tensor& s, const at::Tensor& o, std::optional<c10::string_view> md);
+at::Tensor& div_out_mode(const at::Tensor& s, const at::Tensor& o, std::optional<c10::string_view> md,
+                         at::Tensor& out);
+
+}  // namespace tpu

@@ -1,0 +1,76 @@
+// The Python extension module torch_pjrt._C: runtime configuration and
+// introspection. Device registration happens in static initializers of
+// device.cc and registry.cc when this module is loaded.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+#include <torch/csrc/Generator.h>
+#include <ATen/detail/PrivateUse1HooksInterface.h>
+
+#include "aten/device.h"
+#include "aten/errors.h"
+#include "aten/fallback.h"
+#include "engine/graph.h"
+#include "engine/mode.h"
+#include "engine/runtime.h"
+
+namespace py = pybind11;
+
+namespace {
+
+py::dict runtime_info() {
+  auto& rt = tpu::guarded("starting the PJRT runtime", [] { return &engine::Runtime::get(); })->client();
+  py::dict d;
+  const auto& cfg = engine::Runtime::get().config();
+  d["platform"] = rt.platform();
+  d["platform_version"] = rt.platform_version();
+  d["plugin"] = cfg.plugin_name;
+  d["plugin_path"] = cfg.plugin_path;
+  d["pjrt_api_version"] = std::to_string(rt.api().major()) + "." + std::to_string(rt.api().minor());
+  d["device_count"] = rt.device_count();
+  for (const auto& [k, v] : rt.api().attributes()) d[py::str(k)] = v;
+  return d;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(_C, m) {
+  m.doc() = "torch_pjrt native core";
+  m.def("_configure", [](const std::string& path, const std::string& name, const std::string& hint,
+                         int64_t cpu_devices) {
+    engine::Config c;
+    c.plugin_path = path;
+    c.plugin_name = name;
+    c.missing_hint = hint;
+    c.cpu_device_count = cpu_devices;
+    engine::Runtime::configure(c);
+  });
+  m.def("_runtime_info", &runtime_info);
+  m.def("_initialized", &engine::Runtime::initialized);
+  m.def("_cache_stats", [] {
+    if (!engine::Runtime::initialized()) return py::dict(py::arg("hits") = 0, py::arg("misses") = 0, py::arg("compile_seconds") = 0.0, py::arg("entries") = 0);
+    auto s = engine::Runtime::get().cache_stats();
+    return py::dict(py::arg("hits") = s.hits, py::arg("misses") = s.misses,
+                    py::arg("compile_seconds") = s.compile_seconds, py::arg("entries") = s.entries);
+  });
+  m.def("_reset_cache_stats", [] {
+    if (engine::Runtime::initialized()) engine::Runtime::get().reset_cache_stats();
+  });
+  m.def("_fallback_stats", &tpu::fallback_counts);
+  m.def("_reset_fallback_stats", &tpu::reset_fallback_counts);
+  m.def("_device_count", &tpu::device_count);
+  m.def("_is_available", &tpu::is_available);
+  m.def("_current_device", [] { return static_cast<int>(tpu::current_device()); });
+  m.def("_synchronize", [] {
+    py::gil_scoped_release nogil;
+    tpu::guarded("synchronizing", [] { engine::synchronize(); });
+  });
+  m.def("_memory_allocated", [] { return pjrt::live_bytes(); });
+  m.def("_max_memory_allocated", [] { return pjrt::peak_bytes(); });
+  m.def("_reset_peak_memory_stats", [] { pjrt::reset_peak_bytes(); });
+  m.def("_default_generator", [](int i) {
+    const at::Generator& g = at::detail::getPrivateUse1Hooks().getDefaultGenerator(static_cast<c10::DeviceIndex>(i));
+    return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(g));
+  });
+  m.def("_set_eager_mode", [](const std::string& name) { engine::set_mode(engine::parse_mode(name)); });
+  m.def("_eager_mode", [] { return std::string(engine::mode_name(engine::mode())); });
+}

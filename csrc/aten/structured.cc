@@ -1,0 +1,36 @@
+#include "aten/structured.h"
+
+namespace tpu {
+
+void pointwise(const at::Tensor& out, const std::string& key, const std::vector<at::Tensor>& inputs,
+               shlo::DType compute, const std::vector<engine::Ref>& extra, PointwiseFn fn) {
+  shlo::Shape shape = shape_of(out.sizes());
+  shlo::DType out_t = to_shlo(out.scalar_type());
+  std::vector<engine::Ref> refs;
+  for (const at::Tensor& t : inputs) refs.push_back(read(t));
+  size_t n_in = refs.size();
+  for (const engine::Ref& e : extra) refs.push_back(e);
+  std::string k = key + ":" + shlo::dtype_name(compute) + ">" + shlo::dtype_name(out_t);
+  engine::Ref r = op(k, refs, shlo::Type{out_t, shape},
+                     [fn, shape, compute, out_t, n_in](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                       std::vector<shlo::Value> args;
+                       for (size_t i = 0; i < in.size(); ++i) {
+                         shlo::Value v = in[i];
+                         if (i < n_in) v = b.broadcast_to(b.convert(v, compute), shape);
+                         args.push_back(v);
+                       }
+                       return std::vector<shlo::Value>{b.convert(fn(b, args), out_t)};
+                     });
+  write(out, r);
+}
+
+engine::Ref scalar_of(const at::Scalar& s, shlo::DType d) {
+  // Floats travel as f32 unless the op is f64 (TPUs have no f64).
+  if (s.isFloatingPoint())
+    return cast(engine::scalar(d == shlo::DType::F64 ? d : shlo::DType::F32, s.toDouble()), d);
+  if (s.isBoolean()) return cast(engine::scalar(shlo::DType::PRED, s.toBool()), d);
+  TORCH_CHECK(!s.isComplex(), "complex scalars are not supported on the tpu device");
+  return cast(engine::scalar_i64(s.toLong()), d);
+}
+
+}  // namespace tpu

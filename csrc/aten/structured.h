@@ -1,0 +1,93 @@
+// Reuses PyTorch's own meta functions (the structured-kernel "meta" step) so
+// every op we lower gets exactly PyTorch's shape inference, type promotion,
+// broadcasting and out=/in-place checks. Our part is only the value.
+#pragma once
+
+#include <ATen/TensorIterator.h>
+#include <ATen/native/Resize.h>
+
+#include <type_traits>
+#include <vector>
+
+#include "aten/tensor.h"
+
+namespace tpu {
+
+template <class Meta>
+struct Structured final : Meta {
+  // Functional: no tensors given. In-place / out=: the tensors to write.
+  explicit Structured(std::vector<at::Tensor> given = {}, bool inplace = false)
+      : outs(std::move(given)), inplace_(inplace) {
+    outs.resize(8);
+  }
+
+  void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                          at::TensorOptions options) override {
+    set(i, sizes, strides, options);
+  }
+  void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
+                              at::TensorOptions options) override {
+    set(i, sizes, strides, options);
+  }
+  const at::Tensor& maybe_get_output(int64_t i) override { return outs[i]; }
+
+  std::vector<at::Tensor> outs;
+
+ private:
+  void set(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options) {
+    at::Tensor& out = outs[i];
+    if (!out.defined()) {
+      out = strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
+    } else if (inplace_) {
+      TORCH_CHECK(out.sizes() == sizes, "output with shape ", out.sizes(),
+                  " doesn't match the broadcast shape ", sizes);
+      TORCH_CHECK(options.dtype() == out.dtype(), "Expected out tensor to have dtype ", options.dtype(),
+                  ", but got ", out.dtype(), " instead");
+    } else {
+      TORCH_CHECK(options.dtype() == out.dtype(), "Expected out tensor to have dtype ", options.dtype(),
+                  ", but got ", out.dtype(), " instead");
+      TORCH_CHECK(out.device() == options.device(), "Expected out tensor to have device ",
+                  options.device(), ", but got ", out.device(), " instead");
+      if (at::native::resize_output(out, sizes) && !strides.empty()) out.as_strided_(sizes, strides);
+    }
+    if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>)
+      at::TensorIteratorBase::set_output_raw_strided(i, sizes, strides, options);
+  }
+  bool inplace_;
+};
+
+// The three variants of a structured op from one implementation
+// impl(meta, out, args...): functional, in-place (self is the output) and out=.
+template <class Meta, class Impl, class... A>
+at::Tensor functional(Impl impl, const A&... a) {
+  Structured<Meta> m;
+  m.meta(a...);
+  impl(m, m.outs[0], a...);
+  return m.outs[0];
+}
+template <class Meta, class Impl, class... A>
+at::Tensor& inplace(at::Tensor& self, Impl impl, const A&... a) {
+  Structured<Meta> m({self}, true);
+  m.meta(self, a...);
+  impl(m, self, self, a...);
+  return self;
+}
+template <class Meta, class Impl, class... A>
+at::Tensor& out_variant(at::Tensor& out, Impl impl, const A&... a) {
+  Structured<Meta> m({out});
+  m.meta(a...);
+  impl(m, out, a...);
+  return out;
+}
+
+// Elementwise: reads `inputs`, converts each to `compute` and broadcasts it to
+// `out`'s shape, applies fn, converts to out's dtype and stores into out.
+// extra: more 0-d operands (scalars) passed after the inputs, unconverted.
+using PointwiseFn = std::function<shlo::Value(shlo::Builder&, const std::vector<shlo::Value>&)>;
+void pointwise(const at::Tensor& out, const std::string& key, const std::vector<at::Tensor>& inputs,
+               shlo::DType compute, const std::vector<engine::Ref>& extra, PointwiseFn fn);
+
+// A Python / ATen scalar as a 0-d operand of dtype d.
+engine::Ref scalar_of(const at::Scalar& s, shlo::DType d);
+
+}  // namespace tpu

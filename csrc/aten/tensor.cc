@@ -1,0 +1,209 @@
+#include "aten/tensor.h"
+
+#include "aten/errors.h"
+#include "engine/mode.h"
+#include "ops/view.h"
+
+namespace tpu {
+
+StorageState& state_of(const at::Tensor& t) {
+  auto* s = static_cast<StorageState*>(t.storage().data_ptr().get_context());
+  TORCH_CHECK(s, "tpu tensor has no device storage (was it created by another backend?)");
+  return *s;
+}
+
+shlo::DType to_shlo(at::ScalarType t) {
+  using D = shlo::DType;
+  switch (t) {
+    case at::kFloat: return D::F32;
+    case at::kHalf: return D::F16;
+    case at::kBFloat16: return D::BF16;
+    case at::kDouble: return D::F64;
+    case at::kChar: return D::S8;
+    case at::kByte: return D::U8;
+    case at::kShort: return D::S16;
+    case at::kInt: return D::S32;
+    case at::kLong: return D::S64;
+    case at::kBool: return D::PRED;
+    case at::kUInt16: return D::U16;
+    case at::kUInt32: return D::U32;
+    case at::kUInt64: return D::U64;
+    case at::kComplexFloat: return D::C64;
+    case at::kComplexDouble: return D::C128;
+    default:
+      TORCH_CHECK_TYPE(false, "dtype ", t, " is not supported on the tpu device");
+  }
+}
+
+at::ScalarType to_torch(shlo::DType t) {
+  using D = shlo::DType;
+  switch (t) {
+    case D::F32: return at::kFloat;
+    case D::F16: return at::kHalf;
+    case D::BF16: return at::kBFloat16;
+    case D::F64: return at::kDouble;
+    case D::S8: return at::kChar;
+    case D::U8: return at::kByte;
+    case D::S16: return at::kShort;
+    case D::S32: return at::kInt;
+    case D::S64: return at::kLong;
+    case D::PRED: return at::kBool;
+    case D::U16: return at::kUInt16;
+    case D::U32: return at::kUInt32;
+    case D::U64: return at::kUInt64;
+    case D::C64: return at::kComplexFloat;
+    case D::C128: return at::kComplexDouble;
+  }
+  return at::kFloat;
+}
+
+std::string shape_str(at::IntArrayRef s) {
+  std::string r = "[";
+  for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
+  return r + "]";
+}
+
+engine::Ref op(std::string key, std::vector<engine::Ref> inputs, shlo::Type out, engine::Lowering lower) {
+  return engine::record1(std::move(key), std::move(inputs), std::move(out), std::move(lower));
+}
+
+engine::Ref cast(engine::Ref v, shlo::DType to) {
+  if (v.type().dtype == to) return v;
+  shlo::Type t{to, v.type().shape};
+  return op(std::string("convert:") + shlo::dtype_name(to), {v}, t,
+            [to](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+              return std::vector<shlo::Value>{b.convert(in[0], to)};
+            });
+}
+
+engine::Ref broadcast(engine::Ref v, const shlo::Shape& shape) {
+  if (v.type().shape == shape) return v;
+  std::string key = "broadcast[";
+  for (int64_t d : shape) key += std::to_string(d) + ",";
+  return op(key + "]", {v}, shlo::Type{v.type().dtype, shape},
+            [shape](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+              return std::vector<shlo::Value>{b.broadcast_to(in[0], shape)};
+            });
+}
+
+namespace {
+
+int64_t elems_of(const StorageState& s, shlo::DType t) {
+  return static_cast<int64_t>(s.nbytes / shlo::dtype_size(t));
+}
+
+// The storage content as a flat value of dtype t.
+engine::Ref storage_value(StorageState& s, shlo::DType t) {
+  int64_t n = elems_of(s, t);
+  if (!s.value) {
+    // Never written (torch.empty): reads as zeros, like fresh device memory.
+    return op(std::string("zeros:") + shlo::dtype_name(t) + std::to_string(n), {}, shlo::Type{t, {n}},
+              [t, n](shlo::Builder& b, const std::vector<shlo::Value>&) {
+                return std::vector<shlo::Value>{b.constant(t, 0, {n})};
+              });
+  }
+  if (s.value.type().dtype == t && s.value.type().shape[0] == n) return s.value;
+  return op(std::string("view_dtype:") + shlo::dtype_name(t), {s.value}, shlo::Type{t, {n}},
+            [t, n](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+              shlo::Value r = ops::reinterpret_flat(b, in[0], t);
+              if (r.shape()[0] != n) r = b.slice(r, {0}, {n}, {1});
+              return std::vector<shlo::Value>{r};
+            });
+}
+
+bool covers_storage(const at::Tensor& t, int64_t n) {
+  return t.storage_offset() == 0 && t.numel() == n && t.is_contiguous();
+}
+
+ops::StridedView view_of(const at::Tensor& t, int64_t n) {
+  ops::StridedView v;
+  v.sizes = shape_of(t.sizes());
+  v.strides.assign(t.strides().begin(), t.strides().end());
+  v.storage_numel = n;
+  v.fits = t.storage_offset() + v.span() <= n;
+  return v;
+}
+
+}  // namespace
+
+engine::Ref read(const at::Tensor& t) {
+  TORCH_CHECK(t.defined(), "expected a defined tensor");
+  if (t.device().is_cpu()) {
+    TORCH_CHECK(t.dim() == 0,
+                "Expected all tensors to be on the same device, but found at least two devices, tpu and cpu!");
+    shlo::DType d = to_shlo(t.scalar_type());
+    if (t.is_floating_point()) return engine::scalar(d, t.item<double>());
+    if (t.scalar_type() == at::kBool) return engine::scalar(d, t.item<bool>() ? 1 : 0);
+    if (d == shlo::DType::S64) return engine::scalar_i64(t.item<int64_t>());
+    TORCH_CHECK(!t.is_complex(), "complex scalars are not supported on the tpu device");
+    return engine::scalar(d, static_cast<double>(t.item<int64_t>()));
+  }
+  TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1,
+              "Expected all tensors to be on the same device, but found tpu and ", t.device());
+  shlo::DType d = to_shlo(t.scalar_type());
+  StorageState& s = state_of(t);
+  int64_t n = elems_of(s, d);
+  engine::Ref base = storage_value(s, d);
+  if (covers_storage(t, n)) {
+    if (t.dim() == 1) return base;
+    shlo::Shape shape = shape_of(t.sizes());
+    std::string key = "view_reshape[";
+    for (int64_t x : shape) key += std::to_string(x) + ",";
+    return op(key + "]", {base}, shlo::Type{d, shape},
+              [shape](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                return std::vector<shlo::Value>{b.reshape(in[0], shape)};
+              });
+  }
+  TORCH_CHECK(t.storage_offset() + 1 <= n || t.numel() == 0, "tpu tensor view lies outside its storage");
+  ops::StridedView v = view_of(t, n);
+  return op("view_read" + v.key(), {base, engine::scalar_i64(t.storage_offset())}, shlo::Type{d, v.sizes},
+            [v](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+              return std::vector<shlo::Value>{ops::read_view(b, in[0], in[1], v)};
+            });
+}
+
+engine::Ref read_as(const at::Tensor& t, shlo::DType dtype) { return cast(read(t), dtype); }
+
+void write(const at::Tensor& t, engine::Ref v) {
+  TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "write() target must be a tpu tensor");
+  shlo::DType d = to_shlo(t.scalar_type());
+  v = cast(v, d);
+  TORCH_CHECK(v.type().shape == shape_of(t.sizes()), "internal: writing a value of shape ",
+              v.type().str(), " into a tensor of shape ", shape_str(t.sizes()));
+  StorageState& s = state_of(t);
+  int64_t n = elems_of(s, d);
+  engine::Ref next;
+  if (covers_storage(t, n)) {
+    next = v.type().shape.size() == 1 ? v
+           : op("flatten", {v}, shlo::Type{d, {n}}, [n](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+               return std::vector<shlo::Value>{b.reshape(in[0], {n})};
+             });
+  } else {
+    if (t.numel() == 0) return;
+    ops::StridedView view = view_of(t, n);
+    next = op("view_write" + view.key(), {storage_value(s, d), engine::scalar_i64(t.storage_offset()), v},
+              shlo::Type{d, {n}}, [view](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                return std::vector<shlo::Value>{ops::write_view(b, in[0], in[1], in[2], view)};
+              });
+  }
+  s.value = next;
+  guarded("running an op", [&] { engine::commit(next); });
+}
+
+at::Tensor empty(at::IntArrayRef sizes, at::ScalarType dtype, const at::Device& device) {
+  return at::empty(sizes, at::TensorOptions().dtype(dtype).device(device));
+}
+
+at::Tensor wrap(engine::Ref v, const at::Device& device) {
+  at::Tensor t = empty(v.type().shape, to_torch(v.type().dtype), device);
+  write(t, v);
+  return t;
+}
+
+at::Device common_device(std::initializer_list<const at::Tensor*> ts) {
+  for (const at::Tensor* t : ts)
+    if (t && t->defined() && t->device().type() == c10::DeviceType::PrivateUse1) return t->device();
+  return at::Device(c10::DeviceType::PrivateUse1, 0);
+}
+
+}  // namespace tpu

@@ -1,0 +1,52 @@
+// The bridge between torch tensors and engine values. A tpu storage's
+// DataPtr owns a StorageState: the storage's current content as a flat 1-D
+// engine value. Tensors are (storage, sizes, strides, offset, dtype) views
+// of it; read() and write() lower those views as math.
+#pragma once
+
+#include <ATen/ATen.h>
+
+#include "engine/graph.h"
+#include "shlo/builder.h"
+
+namespace tpu {
+
+struct StorageState {
+  engine::Ref value;  // flat 1-D; empty until first written (reads as zeros)
+  size_t nbytes = 0;
+};
+
+StorageState& state_of(const at::Tensor& t);
+
+// torch dtype <-> engine dtype; throws a clear TypeError for dtypes the
+// device cannot hold.
+shlo::DType to_shlo(at::ScalarType t);
+at::ScalarType to_torch(shlo::DType t);
+
+// The tensor's value: shape t.sizes(), dtype t.scalar_type(). A 0-d CPU
+// tensor (a Python scalar) becomes a 0-d operand; any other CPU tensor is
+// a device mismatch error.
+engine::Ref read(const at::Tensor& t);
+// Same, converted to dtype.
+engine::Ref read_as(const at::Tensor& t, shlo::DType dtype);
+// Stores v (shape t.sizes(), any dtype: converted to t's) into t's view.
+void write(const at::Tensor& t, engine::Ref v);
+// A new contiguous tpu tensor holding v.
+at::Tensor wrap(engine::Ref v, const at::Device& device);
+// A new uninitialized tpu tensor.
+at::Tensor empty(at::IntArrayRef sizes, at::ScalarType dtype, const at::Device& device);
+
+// Records an op node with one output (key must carry every attribute).
+engine::Ref op(std::string key, std::vector<engine::Ref> inputs, shlo::Type out, engine::Lowering lower);
+// Converts a value to another dtype (no-op if equal).
+engine::Ref cast(engine::Ref v, shlo::DType to);
+// Broadcasts a value to a shape (numpy rules).
+engine::Ref broadcast(engine::Ref v, const shlo::Shape& shape);
+
+inline shlo::Shape shape_of(at::IntArrayRef s) { return shlo::Shape(s.begin(), s.end()); }
+std::string shape_str(at::IntArrayRef s);
+
+// The device every tpu tensor among `ts` is on (first one found).
+at::Device common_device(std::initializer_list<const at::Tensor*> ts);
+
+}  // namespace tpu

@@ -1,0 +1,258 @@
+#include "engine/graph.h"
+
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "engine/runtime.h"
+
+namespace engine {
+
+const shlo::Type& Ref::type() const { return node->out_types[index]; }
+
+std::vector<Ref> record(std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types,
+                        Lowering lower) {
+  auto n = std::make_shared<Node>();
+  n->key = std::move(key);
+  n->inputs = std::move(inputs);
+  n->out_types = std::move(out_types);
+  n->lower = std::move(lower);
+  std::vector<Ref> refs;
+  for (int i = 0; i < static_cast<int>(n->out_types.size()); ++i) refs.push_back(Ref{n, i});
+  return refs;
+}
+
+Ref leaf(pjrt::BufferPtr buffer, shlo::Type type) {
+  auto n = std::make_shared<Node>();
+  n->key = "leaf";
+  n->out_types = {std::move(type)};
+  n->buffers = {std::move(buffer)};
+  return Ref{n, 0};
+}
+
+Ref from_host(const void* data, const shlo::Type& type) {
+  auto& rt = Runtime::get();
+  return leaf(rt.client().from_host(data, to_pjrt(type.dtype), type.shape), type);
+}
+
+namespace {
+
+std::mutex g_scalar_mu;
+std::map<std::pair<int, uint64_t>, Ref> g_scalars;
+
+template <typename T>
+Ref cached_scalar(shlo::DType dtype, T v) {
+  uint64_t bits = 0;
+  std::memcpy(&bits, &v, sizeof(T));
+  std::lock_guard<std::mutex> g(g_scalar_mu);
+  auto key = std::make_pair(static_cast<int>(dtype), bits);
+  auto it = g_scalars.find(key);
+  if (it != g_scalars.end()) return it->second;
+  if (g_scalars.size() > 4096) g_scalars.clear();
+  Ref r = from_host(&v, shlo::Type{dtype, {}});
+  g_scalars.emplace(key, r);
+  return r;
+}
+
+}  // namespace
+
+Ref scalar(shlo::DType dtype, double v) {
+  using D = shlo::DType;
+  switch (dtype) {
+    case D::PRED: return cached_scalar<uint8_t>(dtype, v != 0);
+    case D::S8: return cached_scalar<int8_t>(dtype, static_cast<int8_t>(v));
+    case D::S16: return cached_scalar<int16_t>(dtype, static_cast<int16_t>(v));
+    case D::S32: return cached_scalar<int32_t>(dtype, static_cast<int32_t>(v));
+    case D::S64: return cached_scalar<int64_t>(dtype, static_cast<int64_t>(v));
+    case D::U8: return cached_scalar<uint8_t>(dtype, static_cast<uint8_t>(v));
+    case D::F32: return cached_scalar<float>(dtype, static_cast<float>(v));
+    case D::F64: return cached_scalar<double>(dtype, v);
+    default: {
+      // f16 / bf16 / others: make an f32 or f64 scalar and convert on device.
+      Ref wide = cached_scalar<double>(D::F64, v);
+      return record1("convert_scalar", {wide}, shlo::Type{dtype, {}},
+                     [dtype](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                       return std::vector<shlo::Value>{b.convert(in[0], dtype)};
+                     });
+    }
+  }
+}
+
+Ref scalar_i64(int64_t v) { return cached_scalar<int64_t>(shlo::DType::S64, v); }
+
+namespace {
+
+std::mutex g_materialize_mu;
+
+// Outputs of launched programs not yet known to be done, for synchronize().
+std::mutex g_flight_mu;
+std::vector<std::weak_ptr<pjrt::Buffer>> g_in_flight;
+
+void track_in_flight(const std::vector<pjrt::BufferPtr>& outs) {
+  std::lock_guard<std::mutex> g(g_flight_mu);
+  if (g_in_flight.size() > 4096) {
+    std::vector<std::weak_ptr<pjrt::Buffer>> keep;
+    for (auto& w : g_in_flight)
+      if (!w.expired()) keep.push_back(w);
+    g_in_flight.swap(keep);
+  }
+  for (const auto& b : outs) g_in_flight.push_back(b);
+}
+
+void append_type(std::string& key, const shlo::Type& t) {
+  key += shlo::dtype_name(t.dtype);
+  for (int64_t d : t.shape) {
+    key += ',';
+    key += std::to_string(d);
+  }
+  key += ';';
+}
+
+}  // namespace
+
+void materialize(const std::vector<Ref>& refs) {
+  std::lock_guard<std::mutex> lock(g_materialize_mu);
+  // Topological order of the deferred nodes behind refs; materialized inputs
+  // become program parameters.
+  std::vector<Node*> order;
+  std::unordered_map<Node*, int> pos;             // deferred node -> index in order
+  std::map<std::pair<Node*, int>, int> param_of;  // materialized output -> param index
+  std::vector<Ref> params;
+  std::vector<std::pair<Node*, size_t>> stack;
+  std::unordered_set<Node*> pushed;  // a DAG: a pushed node is finished or an ancestor
+  for (const Ref& r : refs) {
+    if (!r || r.node->materialized() || pushed.count(r.node.get())) continue;
+    stack.push_back({r.node.get(), 0});
+    pushed.insert(r.node.get());
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->inputs.size()) {
+        const Ref& in = n->inputs[next++];
+        Node* m = in.node.get();
+        if (m->materialized()) {
+          auto k = std::make_pair(m, in.index);
+          if (!param_of.count(k)) {
+            param_of[k] = static_cast<int>(params.size());
+            params.push_back(in);
+          }
+        } else if (pushed.insert(m).second) {
+          stack.push_back({m, 0});
+        }
+        continue;
+      }
+      pos[n] = static_cast<int>(order.size());
+      order.push_back(n);
+      stack.pop_back();
+    }
+  }
+  if (order.empty()) return;
+
+  // Outputs: every output of every requested node, each node once.
+  std::vector<Node*> targets;
+  for (const Ref& r : refs) {
+    if (!r || !pos.count(r.node.get())) continue;
+    bool seen = false;
+    for (Node* t : targets) seen |= t == r.node.get();
+    if (!seen) targets.push_back(r.node.get());
+  }
+
+  std::string key;
+  key.reserve(256);
+  for (const Ref& p : params) append_type(key, p.type());
+  for (Node* n : order) {
+    key += '|';
+    key += n->key;
+    key += '(';
+    for (const Ref& in : n->inputs) {
+      auto it = param_of.find({in.node.get(), in.index});
+      if (it != param_of.end()) key += 'p' + std::to_string(it->second);
+      else key += 'n' + std::to_string(pos[in.node.get()]) + '.' + std::to_string(in.index);
+      key += ',';
+    }
+    key += ')';
+  }
+  key += "->";
+  for (Node* t : targets) key += std::to_string(pos[t]) + ',';
+
+  auto build = [&]() {
+    shlo::Builder b;
+    std::vector<shlo::Value> pvals;
+    for (const Ref& p : params) pvals.push_back(b.param(p.type()));
+    std::vector<std::vector<shlo::Value>> vals(order.size());
+    for (size_t i = 0; i < order.size(); ++i) {
+      Node* n = order[i];
+      std::vector<shlo::Value> in;
+      for (const Ref& r : n->inputs) {
+        auto it = param_of.find({r.node.get(), r.index});
+        in.push_back(it != param_of.end() ? pvals[it->second] : vals[pos[r.node.get()]][r.index]);
+      }
+      vals[i] = n->lower(b, in);
+      if (vals[i].size() != n->out_types.size())
+        throw pjrt::Error("lowering of '" + n->key + "' produced " + std::to_string(vals[i].size()) +
+                          " values, expected " + std::to_string(n->out_types.size()));
+      for (size_t k = 0; k < vals[i].size(); ++k)
+        if (!(vals[i][k].type == n->out_types[k]))
+          throw pjrt::Error("lowering of '" + n->key + "' produced " + vals[i][k].type.str() +
+                            ", expected " + n->out_types[k].str());
+    }
+    std::vector<shlo::Value> outs;
+    for (Node* t : targets)
+      for (const shlo::Value& v : vals[pos[t]]) outs.push_back(v);
+    return b.finish(outs);
+  };
+
+  std::string what;
+  for (Node* n : order) {
+    if (n->key.rfind("view", 0) == 0 || n->key == "convert_scalar") continue;
+    if (!what.empty()) what += ", ";
+    what += n->key.substr(0, n->key.find('['));
+    if (what.size() > 200) break;
+  }
+  if (what.empty()) what = order.back()->key;
+  what = "'" + what + "' on inputs (";
+  for (size_t i = 0; i < params.size() && i < 8; ++i) what += (i ? ", " : "") + params[i].type().str();
+  what += ")";
+
+  Runtime& rt = Runtime::get();
+  pjrt::ExecutablePtr exe = rt.executable(key, build, what);
+  std::vector<PJRT_Buffer*> args;
+  args.reserve(params.size());
+  for (const Ref& p : params) args.push_back(p.node->buffers[p.index]->get());
+  std::vector<pjrt::BufferPtr> outs = exe->execute(args);
+  track_in_flight(outs);
+  size_t k = 0;
+  for (Node* t : targets) {
+    t->buffers.assign(outs.begin() + k, outs.begin() + k + t->out_types.size());
+    k += t->out_types.size();
+  }
+  // Materialized nodes forget how they were made, so the graph behind them
+  // can be freed.
+  for (Node* t : targets) {
+    t->inputs.clear();
+    t->lower = nullptr;
+  }
+}
+
+void synchronize() {
+  std::vector<std::weak_ptr<pjrt::Buffer>> pending;
+  {
+    std::lock_guard<std::mutex> g(g_flight_mu);
+    pending.swap(g_in_flight);
+  }
+  for (auto& w : pending)
+    if (auto b = w.lock()) b->await_ready("synchronizing the device");
+}
+
+pjrt::BufferPtr buffer(const Ref& ref) {
+  if (!ref.node->materialized()) materialize({ref});
+  return ref.node->buffers[ref.index];
+}
+
+void to_host(const Ref& ref, void* dst, size_t nbytes) {
+  if (nbytes == 0) return;
+  buffer(ref)->to_host(dst, nbytes);
+}
+
+}  // namespace engine

@@ -1,0 +1,70 @@
+// The deferred op graph. Every device value is a Ref to one output of a Node.
+// A node is either materialized (it holds PJRT buffers) or deferred (it holds
+// a lowering and its input refs). materialize() compiles the deferred
+// subgraph behind some refs into one program (through the cache) and runs it.
+// Modes differ only in when materialize() is called, never in how ops lower.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "pjrt/runtime.h"
+#include "shlo/builder.h"
+
+namespace engine {
+
+using Lowering =
+    std::function<std::vector<shlo::Value>(shlo::Builder&, const std::vector<shlo::Value>&)>;
+
+struct Node;
+using NodePtr = std::shared_ptr<Node>;
+
+// One output of a node.
+struct Ref {
+  NodePtr node;
+  int index = 0;
+  explicit operator bool() const { return static_cast<bool>(node); }
+  const shlo::Type& type() const;
+};
+
+struct Node {
+  // What the lowering does, attributes included. Two nodes with equal keys
+  // and equally typed inputs must lower identically: this is the cache key.
+  std::string key;
+  Lowering lower;
+  std::vector<Ref> inputs;
+  std::vector<shlo::Type> out_types;
+  // Set once materialized; inputs and lowering are then dropped.
+  std::vector<pjrt::BufferPtr> buffers;
+  bool materialized() const { return !buffers.empty(); }
+};
+
+// Records a deferred op.
+std::vector<Ref> record(std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types,
+                        Lowering lower);
+inline Ref record1(std::string key, std::vector<Ref> inputs, shlo::Type out, Lowering lower) {
+  return record(std::move(key), std::move(inputs), {std::move(out)}, std::move(lower))[0];
+}
+// A value that already lives on the device.
+Ref leaf(pjrt::BufferPtr buffer, shlo::Type type);
+// A 0-d operand holding a scalar; equal scalars share one device buffer, and
+// the value is not part of any cache key (x*0.37 and x*0.38 share a program).
+Ref scalar(shlo::DType dtype, double value);
+Ref scalar_i64(int64_t value);
+// Uploads dense row-major host data.
+Ref from_host(const void* data, const shlo::Type& type);
+
+// Computes every deferred ref given (one program for all of them).
+void materialize(const std::vector<Ref>& refs);
+// Materializes and returns the buffer behind ref.
+pjrt::BufferPtr buffer(const Ref& ref);
+// Waits for every launched program; raises the first error among them.
+void synchronize();
+// Materializes and copies to dense row-major host memory; waits.
+void to_host(const Ref& ref, void* dst, size_t nbytes);
+
+}  // namespace engine

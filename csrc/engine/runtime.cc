@@ -1,0 +1,131 @@
+#include "engine/runtime.h"
+
+#include <chrono>
+#include <cstdlib>
+#include <fstream>
+
+namespace engine {
+
+namespace {
+std::mutex g_init_mu;
+Config g_cfg;
+Runtime* g_runtime = nullptr;
+}  // namespace
+
+void Runtime::configure(const Config& cfg) {
+  std::lock_guard<std::mutex> g(g_init_mu);
+  if (g_runtime) throw pjrt::Error("the PJRT runtime is already running; configure it before first use");
+  g_cfg = cfg;
+}
+
+bool Runtime::initialized() { return g_runtime != nullptr; }
+
+Runtime& Runtime::get() {
+  if (g_runtime) return *g_runtime;
+  std::lock_guard<std::mutex> g(g_init_mu);
+  if (!g_runtime) g_runtime = new Runtime();  // lives for the process: buffers outlive statics
+  return *g_runtime;
+}
+
+Runtime::Runtime() : cfg_(g_cfg) {
+  if (cfg_.plugin_path.empty()) {
+    throw pjrt::Error("no PJRT plugin found for '" + cfg_.plugin_name + "'" +
+                      (cfg_.missing_hint.empty() ? "" : ": " + cfg_.missing_hint));
+  }
+  {
+    std::ifstream f(cfg_.plugin_path);
+    if (!f.good())
+      throw pjrt::Error("PJRT plugin file '" + cfg_.plugin_path + "' does not exist" +
+                        (cfg_.missing_hint.empty() ? "" : ": " + cfg_.missing_hint));
+  }
+  pjrt::ClientOptions opts;
+  opts.cpu_device_count = cfg_.cpu_device_count;
+  client_ = std::make_unique<pjrt::Client>(std::make_shared<pjrt::Api>(cfg_.plugin_path), opts);
+}
+
+pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::function<std::string()>& build,
+                                        const std::string& what) {
+  {
+    std::lock_guard<std::mutex> g(mu_);
+    auto it = cache_.find(key);
+    if (it != cache_.end()) {
+      ++stats_.hits;
+      return it->second;
+    }
+  }
+  std::string text = build();
+  auto t0 = std::chrono::steady_clock::now();
+  pjrt::ExecutablePtr exe;
+  try {
+    exe = client_->compile(text);
+  } catch (const pjrt::Error& e) {
+    throw pjrt::Error(std::string("compiling ") + what + " failed: " + e.what() +
+                          (std::getenv("TORCH_PJRT_DUMP_FAILED") ? "\n" + text : ""),
+                      e.code());
+  }
+  double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  std::lock_guard<std::mutex> g(mu_);
+  ++stats_.misses;
+  stats_.compile_seconds += secs;
+  cache_.emplace(key, exe);
+  stats_.entries = static_cast<int64_t>(cache_.size());
+  return exe;
+}
+
+CacheStats Runtime::cache_stats() {
+  std::lock_guard<std::mutex> g(mu_);
+  return stats_;
+}
+
+void Runtime::reset_cache_stats() {
+  std::lock_guard<std::mutex> g(mu_);
+  int64_t entries = stats_.entries;
+  stats_ = CacheStats{};
+  stats_.entries = entries;
+}
+
+shlo::DType from_pjrt(PJRT_Buffer_Type t) {
+  using D = shlo::DType;
+  switch (t) {
+    case PJRT_Buffer_Type_PRED: return D::PRED;
+    case PJRT_Buffer_Type_S8: return D::S8;
+    case PJRT_Buffer_Type_S16: return D::S16;
+    case PJRT_Buffer_Type_S32: return D::S32;
+    case PJRT_Buffer_Type_S64: return D::S64;
+    case PJRT_Buffer_Type_U8: return D::U8;
+    case PJRT_Buffer_Type_U16: return D::U16;
+    case PJRT_Buffer_Type_U32: return D::U32;
+    case PJRT_Buffer_Type_U64: return D::U64;
+    case PJRT_Buffer_Type_F16: return D::F16;
+    case PJRT_Buffer_Type_BF16: return D::BF16;
+    case PJRT_Buffer_Type_F32: return D::F32;
+    case PJRT_Buffer_Type_F64: return D::F64;
+    case PJRT_Buffer_Type_C64: return D::C64;
+    case PJRT_Buffer_Type_C128: return D::C128;
+    default: throw pjrt::Error("unsupported PJRT buffer type " + std::to_string(static_cast<int>(t)));
+  }
+}
+
+PJRT_Buffer_Type to_pjrt(shlo::DType t) {
+  using D = shlo::DType;
+  switch (t) {
+    case D::PRED: return PJRT_Buffer_Type_PRED;
+    case D::S8: return PJRT_Buffer_Type_S8;
+    case D::S16: return PJRT_Buffer_Type_S16;
+    case D::S32: return PJRT_Buffer_Type_S32;
+    case D::S64: return PJRT_Buffer_Type_S64;
+    case D::U8: return PJRT_Buffer_Type_U8;
+    case D::U16: return PJRT_Buffer_Type_U16;
+    case D::U32: return PJRT_Buffer_Type_U32;
+    case D::U64: return PJRT_Buffer_Type_U64;
+    case D::F16: return PJRT_Buffer_Type_F16;
+    case D::BF16: return PJRT_Buffer_Type_BF16;
+    case D::F32: return PJRT_Buffer_Type_F32;
+    case D::F64: return PJRT_Buffer_Type_F64;
+    case D::C64: return PJRT_Buffer_Type_C64;
+    case D::C128: return PJRT_Buffer_Type_C128;
+  }
+  return PJRT_Buffer_Type_INVALID;
+}
+
+}  // namespace engine

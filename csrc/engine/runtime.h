@@ -1,0 +1,61 @@
+// Process-wide engine state: which plugin, its client, the compilation cache
+// and the counters users see through torch_pjrt.cache_stats().
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include "pjrt/runtime.h"
+#include "shlo/builder.h"
+
+namespace engine {
+
+struct CacheStats {
+  int64_t hits = 0;
+  int64_t misses = 0;
+  double compile_seconds = 0;
+  int64_t entries = 0;
+};
+
+struct Config {
+  std::string plugin_path;       // resolved by the Python layer
+  std::string plugin_name;       // cpu | tpu | cuda | path
+  std::string missing_hint;      // how to install a missing plugin
+  int64_t cpu_device_count = 1;
+};
+
+class Runtime {
+ public:
+  // Sets where the plugin is before first use; later calls after the client
+  // exists are an error.
+  static void configure(const Config& cfg);
+  static Runtime& get();  // creates the client on first use
+  static bool initialized();
+
+  pjrt::Client& client() { return *client_; }
+  const Config& config() const { return cfg_; }
+
+  // Compiled program for a graph key; builds the module text only on a miss.
+  pjrt::ExecutablePtr executable(const std::string& key, const std::function<std::string()>& build,
+                                 const std::string& what);
+  CacheStats cache_stats();
+  void reset_cache_stats();
+
+ private:
+  Runtime();
+  Config cfg_;
+  std::unique_ptr<pjrt::Client> client_;
+  std::mutex mu_;
+  std::unordered_map<std::string, pjrt::ExecutablePtr> cache_;
+  CacheStats stats_;
+};
+
+shlo::DType from_pjrt(PJRT_Buffer_Type t);
+PJRT_Buffer_Type to_pjrt(shlo::DType t);
+
+}  // namespace engine

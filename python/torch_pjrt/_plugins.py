@@ -1,0 +1,68 @@
+"""Finding a PJRT plugin. Plugins are pip packages, never part of torch_pjrt:
+  cpu  -> xla-cpu-pjrt      (XLA:CPU, the default where no TPU is found)
+  tpu  -> libtpu            (TPU VMs)
+  cuda -> jax-cuda13-pjrt / xla-cuda13-pjrt (XLA:GPU on NVIDIA)
+or TORCH_PJRT_PLUGIN=/path/to/plugin.so."""
+import glob
+import importlib
+import os
+
+INSTALL_HINT = {
+    "cpu": "install it with `pip install xla-cpu-pjrt`",
+    "tpu": "install it with `pip install libtpu` (on a TPU VM)",
+    "cuda": "install it with `pip install jax-cuda13-pjrt` (or xla-cuda13-pjrt)",
+}
+
+
+def _module_dir(name):
+    try:
+        spec = importlib.util.find_spec(name)
+    except (ImportError, ValueError):
+        return None
+    if spec is None or not spec.submodule_search_locations:
+        return None
+    return list(spec.submodule_search_locations)[0]
+
+
+def _first(paths):
+    for p in paths:
+        if p and os.path.exists(p):
+            return p
+    return ""
+
+
+def _cpu_path():
+    d = _module_dir("xla_plugins.xla_cpu_pjrt")
+    if d is None:
+        d = _module_dir("jax_plugins.xla_cpu_pjrt")
+    return _first([os.path.join(d, "xla_cpu_pjrt.so")] if d else [])
+
+
+def _tpu_path():
+    d = _module_dir("libtpu")
+    return _first([os.path.join(d, "libtpu.so")] if d else [])
+
+
+def _cuda_path():
+    cands = []
+    for mod in ("jax_plugins.xla_cuda13", "xla_plugins.xla_cuda13_pjrt", "jax_plugins.xla_cuda12"):
+        d = _module_dir(mod)
+        if d:
+            cands += sorted(glob.glob(os.path.join(d, "*.so")))
+    return _first(cands)
+
+
+def _has_tpu_chips():
+    return bool(glob.glob("/dev/accel*") or glob.glob("/dev/vfio/[0-9]*"))
+
+
+def resolve(name=None):
+    """Returns (name, path, install_hint); path is '' when not installed."""
+    name = name or os.environ.get("TORCH_PJRT_PLUGIN", "")
+    if not name:
+        name = "tpu" if _tpu_path() and _has_tpu_chips() else "cpu"
+    finders = {"cpu": _cpu_path, "tpu": _tpu_path, "cuda": _cuda_path, "gpu": _cuda_path}
+    if name in finders:
+        key = "cuda" if name == "gpu" else name
+        return key, finders[name](), INSTALL_HINT[key]
+    return "path", name, f"no PJRT plugin at '{name}'"

@@ -1,0 +1,180 @@
+"""torch.tpu: the device module, shaped like torch.cuda."""
+import contextlib
+
+import torch
+
+from . import _C
+
+
+def is_available() -> bool:
+    return bool(_C._is_available())
+
+
+def is_initialized() -> bool:
+    return bool(_C._initialized())
+
+
+def init() -> None:
+    _C._runtime_info()
+
+
+def device_count() -> int:
+    return int(_C._device_count())
+
+
+def current_device() -> int:
+    return torch.accelerator.current_device_index() if _accel() else int(_C._current_device())
+
+
+def _accel():
+    acc = getattr(torch, "accelerator", None)
+    return acc is not None and acc.is_available() and acc.current_accelerator().type == "tpu"
+
+
+def _index(device) -> int:
+    if device is None:
+        return current_device()
+    if isinstance(device, int):
+        return device
+    d = torch.device(device)
+    if d.type != "tpu":
+        raise ValueError(f"expected a tpu device, got {d}")
+    return current_device() if d.index is None else d.index
+
+
+def set_device(device) -> None:
+    i = _index(device)
+    if i < 0 or i >= device_count():
+        raise RuntimeError(f"invalid tpu device index {i} ({device_count()} device(s) available)")
+    torch.accelerator.set_device_index(i)
+
+
+class device:
+    """Context manager that changes the current tpu device."""
+
+    def __init__(self, dev):
+        self.idx = _index(dev)
+        self.prev = -1
+
+    def __enter__(self):
+        self.prev = current_device()
+        set_device(self.idx)
+
+    def __exit__(self, *exc):
+        set_device(self.prev)
+        return False
+
+
+def synchronize(device=None) -> None:
+    """Waits for all queued work; raises the first error it produced."""
+    _C._synchronize()
+
+
+def _generator(device=None) -> torch.Generator:
+    return _C._default_generator(_index(device))
+
+
+def manual_seed(seed: int) -> None:
+    _generator().manual_seed(int(seed))
+
+
+def manual_seed_all(seed: int) -> None:
+    for i in range(max(device_count(), 1)):
+        _C._default_generator(i).manual_seed(int(seed))
+
+
+def seed() -> None:
+    _generator().seed()
+
+
+def seed_all() -> None:
+    for i in range(max(device_count(), 1)):
+        _C._default_generator(i).seed()
+
+
+def initial_seed() -> int:
+    return _generator().initial_seed()
+
+
+def get_rng_state(device="tpu") -> torch.Tensor:
+    return _generator(device).get_state()
+
+
+def set_rng_state(new_state: torch.Tensor, device="tpu") -> None:
+    _generator(device).set_state(new_state)
+
+
+def get_rng_state_all():
+    return [_C._default_generator(i).get_state() for i in range(device_count())]
+
+
+def set_rng_state_all(states) -> None:
+    for i, s in enumerate(states):
+        _C._default_generator(i).set_state(s)
+
+
+def default_generators():
+    return tuple(_C._default_generator(i) for i in range(device_count()))
+
+
+def memory_allocated(device=None) -> int:
+    return int(_C._memory_allocated())
+
+
+def max_memory_allocated(device=None) -> int:
+    return int(_C._max_memory_allocated())
+
+
+def memory_reserved(device=None) -> int:
+    return memory_allocated(device)
+
+
+def max_memory_reserved(device=None) -> int:
+    return max_memory_allocated(device)
+
+
+def reset_peak_memory_stats(device=None) -> None:
+    _C._reset_peak_memory_stats()
+
+
+def reset_max_memory_allocated(device=None) -> None:
+    _C._reset_peak_memory_stats()
+
+
+def memory_stats(device=None) -> dict:
+    return {
+        "allocated_bytes.all.current": memory_allocated(device),
+        "allocated_bytes.all.peak": max_memory_allocated(device),
+    }
+
+
+def empty_cache() -> None:
+    """Device buffers are freed as soon as their last tensor dies; there is
+    no caching allocator to trim. Waits for queued work so frees complete."""
+    _C._synchronize()
+
+
+def get_device_name(device=None) -> str:
+    info = _C._runtime_info()
+    return f"tpu ({info['platform']} via PJRT)"
+
+
+def get_amp_supported_dtype():
+    return [torch.bfloat16, torch.float16]
+
+
+def is_bf16_supported(including_emulation: bool = True) -> bool:
+    return True
+
+
+def _is_in_bad_fork() -> bool:
+    return False
+
+
+@contextlib.contextmanager
+def stream(s=None):
+    yield
+
+
+def current_stream(device=None):
+    return None

@@ -1,0 +1,11 @@
+#!/usr/bin/env bash
+# Incremental developer build: compiles into build/release and drops _C*.so
+# into python/torch_pjrt so `PYTHONPATH=python` imports it.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+PY=${PYTHON:-.venv/bin/python}
+mkdir -p build/release
+cmake -S . -B build/release -G Ninja -DPython3_EXECUTABLE="$("$PY" -c 'import sys; print(sys.executable)')" \
+  -DCMAKE_BUILD_TYPE=Release >/dev/null
+cmake --build build/release -j "${JOBS:-2}"
+cp build/release/_C*.so python/torch_pjrt/

@@ -1,0 +1,39 @@
+"""Builds the C++ core with CMake (Ninja, ccache when present) against the
+installed torch and the PJRT header from the installed xla-cpu-pjrt wheel.
+Use `pip install --no-build-isolation .` so the build sees that torch."""
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+ROOT = Path(__file__).resolve().parent
+
+
+class CMakeExtension(Extension):
+    def __init__(self, name):
+        super().__init__(name, sources=[])
+
+
+class CMakeBuild(build_ext):
+    def build_extension(self, ext):
+        build_dir = Path(os.environ.get("TORCH_PJRT_BUILD_DIR", ROOT / "build" / "release"))
+        build_dir.mkdir(parents=True, exist_ok=True)
+        gen = ["-G", "Ninja"] if shutil.which("ninja") else []
+        subprocess.check_call(
+            ["cmake", str(ROOT), *gen, f"-DPython3_EXECUTABLE={sys.executable}",
+             "-DCMAKE_BUILD_TYPE=Release"], cwd=build_dir)
+        jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
+        subprocess.check_call(["cmake", "--build", ".", "-j", jobs], cwd=build_dir)
+        built = next(build_dir.glob("_C*.so"))
+        dest = Path(self.get_ext_fullpath(ext.name))
+        dest.parent.mkdir(parents=True, exist_ok=True)
+        shutil.copy2(built, dest)
+        # Keep an in-tree copy so tests can run from the source tree.
+        shutil.copy2(built, ROOT / "python" / "torch_pjrt" / built.name)
+
+
+setup(ext_modules=[CMakeExtension("torch_pjrt._C")], cmdclass={"build_ext": CMakeBuild})
