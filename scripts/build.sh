@@ -4,6 +4,8 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 PY=${PYTHON:-.venv/bin/python}
+# Relative paths in the ccache key: worktrees and fresh clones share hits.
+export CCACHE_BASEDIR=${CCACHE_BASEDIR:-$PWD}
 mkdir -p build/release
 cmake -S . -B build/release -G Ninja -DPython3_EXECUTABLE="$("$PY" -c 'import sys; print(sys.executable)')" \
   -DCMAKE_BUILD_TYPE=Release >/dev/null

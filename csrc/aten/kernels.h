@@ -53,4 +53,16 @@ at::Tensor& div__Tensor_mode(at::Tensor& s, const at::Tensor& o, std::optional<c
 at::Tensor& div_out_mode(const at::Tensor& s, const at::Tensor& o, std::optional<c10::string_view> md,
                          at::Tensor& out);
 
+// ---- kernels_elementwise.cc (unary, binary, comparison, logical, activations)
+
+// ---- kernels_reduction.cc (reductions, scans, softmax, losses)
+
+// ---- kernels_norm.cc (layer norm, rms norm)
+
+// ---- kernels_linalg.cc (matmul family, attention)
+
+// ---- kernels_indexing.cc (gather/scatter, index, cat, sort, pad, tri)
+
+// ---- kernels_random.cc (random fills, dropout, arange/linspace/eye)
+
 }  // namespace tpu

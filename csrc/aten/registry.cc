@@ -47,6 +47,18 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sub.Tensor", &sub_Tensor);
   m.impl("sub.out", &sub_out);
   m.impl("sub_.Tensor", &sub__Tensor);
+
+  // ---- elementwise: unary, comparison, logical, activations (kernels_elementwise.cc)
+
+  // ---- reductions, scans, softmax, losses (kernels_reduction.cc)
+
+  // ---- norms (kernels_norm.cc)
+
+  // ---- matmul family, attention (kernels_linalg.cc)
+
+  // ---- indexing, gather/scatter, cat, sort, pad (kernels_indexing.cc)
+
+  // ---- random, dropout, ranges (kernels_random.cc)
 }
 
 }  // namespace tpu

@@ -1,5 +1,7 @@
 #include "aten/structured.h"
 
+#include "ops/elementwise.h"
+
 namespace tpu {
 
 void pointwise(const at::Tensor& out, const std::string& key, const std::vector<at::Tensor>& inputs,
@@ -16,10 +18,10 @@ void pointwise(const at::Tensor& out, const std::string& key, const std::vector<
                        std::vector<shlo::Value> args;
                        for (size_t i = 0; i < in.size(); ++i) {
                          shlo::Value v = in[i];
-                         if (i < n_in) v = b.broadcast_to(b.convert(v, compute), shape);
+                         if (i < n_in) v = b.broadcast_to(ops::convert(b, v, compute), shape);
                          args.push_back(v);
                        }
-                       return std::vector<shlo::Value>{b.convert(fn(b, args), out_t)};
+                       return std::vector<shlo::Value>{ops::convert(b, fn(b, args), out_t)};
                      });
   write(out, r);
 }

@@ -2,6 +2,7 @@
 
 #include "aten/errors.h"
 #include "engine/mode.h"
+#include "ops/elementwise.h"
 #include "ops/view.h"
 
 namespace tpu {
@@ -72,7 +73,7 @@ engine::Ref cast(engine::Ref v, shlo::DType to) {
   shlo::Type t{to, v.type().shape};
   return op(std::string("convert:") + shlo::dtype_name(to), {v}, t,
             [to](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-              return std::vector<shlo::Value>{b.convert(in[0], to)};
+              return std::vector<shlo::Value>{ops::convert(b, in[0], to)};
             });
 }
 

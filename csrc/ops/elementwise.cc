@@ -6,6 +6,12 @@ Value splat(Builder& b, Value s, const Value& like) {
   return b.broadcast_in_dim(b.convert(s, like.dtype()), like.shape(), {});
 }
 
+Value convert(Builder& b, Value x, shlo::DType to) {
+  if (shlo::is_float(x.dtype()) && shlo::is_unsigned_int(to) && shlo::dtype_size(to) < 8)
+    return b.convert(b.convert(x, shlo::DType::S64), to);
+  return b.convert(x, to);
+}
+
 Value add(Builder& b, Value x, Value y, Value alpha) { return b.add(x, b.mul(y, splat(b, alpha, y))); }
 
 Value sub(Builder& b, Value x, Value y, Value alpha) { return b.sub(x, b.mul(y, splat(b, alpha, y))); }

@@ -16,6 +16,10 @@ Value sub(Builder& b, Value x, Value y, Value alpha);
 // "floor" for div(..., rounding_mode=...).
 Value div(Builder& b, Value x, Value y, const std::string& rounding_mode = "");
 
+// dtype conversion as PyTorch does it on the CPU: float -> narrow unsigned
+// wraps modulo 2^bits (through int64) instead of saturating.
+Value convert(Builder& b, Value x, shlo::DType to);
+
 // A 0-d value broadcast to x's shape.
 Value splat(Builder& b, Value scalar, const Value& like);
 
