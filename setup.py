@@ -29,11 +29,11 @@ class CMakeBuild(build_ext):
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
         subprocess.check_call(["cmake", "--build", ".", "-j", jobs], cwd=build_dir)
         built = next(build_dir.glob("_C*.so"))
-        dest = Path(self.get_ext_fullpath(ext.name))
-        dest.parent.mkdir(parents=True, exist_ok=True)
-        shutil.copy2(built, dest)
-        # Keep an in-tree copy so tests can run from the source tree.
-        shutil.copy2(built, ROOT / "python" / "torch_pjrt" / built.name)
+        # Keep an in-tree copy so tests can also run from the source tree.
+        for dest in {Path(self.get_ext_fullpath(ext.name)).resolve(),
+                     (ROOT / "python" / "torch_pjrt" / built.name).resolve()}:
+            dest.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(built, dest)
 
 
 setup(ext_modules=[CMakeExtension("torch_pjrt._C")], cmdclass={"build_ext": CMakeBuild})

@@ -6,6 +6,7 @@
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include "aten/device.h"
+#include "aten/errors.h"
 #include "aten/tensor.h"
 #include "engine/mode.h"
 #include "engine/runtime.h"
@@ -182,6 +183,12 @@ int device_count() {
 }
 
 bool is_available() { return device_count() > 0; }
+
+void check_device(const c10::Device& d) {
+  auto& rt = guarded("starting the PJRT runtime", [] { return &engine::Runtime::get(); })->client();
+  TORCH_CHECK(d.index() >= 0 && d.index() < static_cast<int>(rt.device_count()), "invalid tpu device index ",
+              static_cast<int>(d.index()), " (", rt.device_count(), " device(s) available)");
+}
 
 void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
   auto* s = static_cast<StorageState*>(storage.data_ptr().get_context());

@@ -13,6 +13,9 @@ namespace tpu {
 c10::Allocator* allocator();
 c10::DeviceIndex current_device();
 int device_count();
+// Starts the runtime if needed (a clear error naming the pip package when
+// the plugin is missing) and checks that d is one of its devices.
+void check_device(const c10::Device& d);
 bool is_available();
 void synchronize();
 void resize_storage_bytes(const c10::Storage& storage, size_t newsize);

@@ -26,7 +26,7 @@ at::Tensor empty_memory_format(c10::SymIntArrayRef size, std::optional<at::Scala
   at::ScalarType st = dtype.value_or(at::get_default_dtype_as_scalartype());
   check_dtype(st);
   c10::Device dev = device_or_current(device);
-  TORCH_CHECK(dev.index() < device_count(), "invalid tpu device ", dev);
+  check_device(dev);
   c10::DeviceGuard guard(dev);
   constexpr c10::DispatchKeySet ks(c10::DispatchKey::PrivateUse1);
   return at::detail::empty_generic(C10_AS_INTARRAYREF_SLOW(size), allocator(), ks, st, memory_format);
@@ -38,6 +38,7 @@ at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
   at::ScalarType st = dtype.value_or(at::get_default_dtype_as_scalartype());
   check_dtype(st);
   c10::Device dev = device_or_current(device);
+  check_device(dev);
   c10::DeviceGuard guard(dev);
   constexpr c10::DispatchKeySet ks(c10::DispatchKey::PrivateUse1);
   return at::detail::empty_strided_generic(C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride),

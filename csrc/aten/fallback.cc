@@ -19,6 +19,7 @@ std::map<std::string, int64_t> g_counts;
 void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& name = op.schema().operator_name();
   std::string key = name.name + (name.overload_name.empty() ? "" : "." + name.overload_name);
+  if (key.rfind("aten::", 0) == 0) key = key.substr(6);
   {
     std::lock_guard<std::mutex> g(g_mu);
     ++g_counts[key];

@@ -32,7 +32,8 @@ shlo::DType to_shlo(at::ScalarType t) {
     case at::kComplexFloat: return D::C64;
     case at::kComplexDouble: return D::C128;
     default:
-      TORCH_CHECK_TYPE(false, "dtype ", t, " is not supported on the tpu device");
+      TORCH_CHECK_TYPE(false, "dtype torch.", std::get<0>(c10::getDtypeNames(t)),
+                       " is not supported on the tpu device");
   }
 }
 

@@ -38,6 +38,8 @@ Runtime::Runtime() : cfg_(g_cfg) {
       throw pjrt::Error("PJRT plugin file '" + cfg_.plugin_path + "' does not exist" +
                         (cfg_.missing_hint.empty() ? "" : ": " + cfg_.missing_hint));
   }
+  // XLA logs informational lines to stderr by default; keep warnings.
+  setenv("TF_CPP_MIN_LOG_LEVEL", "1", /*overwrite=*/0);
   pjrt::ClientOptions opts;
   opts.cpu_device_count = cfg_.cpu_device_count;
   client_ = std::make_unique<pjrt::Client>(std::make_shared<pjrt::Api>(cfg_.plugin_path), opts);

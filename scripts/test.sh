@@ -1,0 +1,13 @@
+#!/usr/bin/env bash
+# Quick start 2/2: set everything up, then run the whole test suite
+# (C++ GoogleTest for the core, pytest for everything seen from Python).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash scripts/setup.sh
+export PYTHONUNBUFFERED=1
+PLUGIN=$(.venv/bin/python -c "import torch_pjrt._plugins as p; print(p.resolve('cpu')[1])")
+echo "== C++ core tests"
+cmake --build build/release --target core_tests -j "${JOBS:-2}" >/dev/null
+TORCH_PJRT_PLUGIN_PATH=$PLUGIN build/release/core_tests --gtest_brief=1
+echo "== Python tests"
+.venv/bin/python -m pytest -q -p no:cacheprovider tests/python "$@"
