@@ -193,11 +193,11 @@ void check_device(const c10::Device& d) {
 void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
   auto* s = static_cast<StorageState*>(storage.data_ptr().get_context());
   TORCH_CHECK(s, "not a tpu storage");
-  if (s->value && newsize != s->nbytes) {
+  if (s->value() && newsize != s->nbytes) {
     // Keep the content as bytes, cut or zero-extended.
-    engine::Ref bytes = s->value;
+    engine::Ref bytes = s->value();
     int64_t n = static_cast<int64_t>(newsize);
-    s->value = engine::record1("resize_bytes:" + std::to_string(n), {bytes}, shlo::Type{shlo::DType::U8, {n}},
+    s->value() = engine::record1("resize_bytes:" + std::to_string(n), {bytes}, shlo::Type{shlo::DType::U8, {n}},
                                [n](shlo::Builder& b, const std::vector<shlo::Value>& in) {
                                  shlo::Value u8 = ops::reinterpret_flat(b, in[0], shlo::DType::U8);
                                  int64_t have = u8.shape()[0];
@@ -205,7 +205,7 @@ void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
                                  return std::vector<shlo::Value>{
                                      b.pad(u8, b.zero(shlo::DType::U8), {0}, {n - have}, {0})};
                                });
-    engine::commit(s->value);
+    engine::commit(s->slot);
   }
   s->nbytes = newsize;
   storage.unsafeGetStorageImpl()->set_nbytes(newsize);

@@ -73,4 +73,19 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_set_eager_mode", [](const std::string& name) { engine::set_mode(engine::parse_mode(name)); });
   m.def("_eager_mode", [] { return std::string(engine::mode_name(engine::mode())); });
+  m.def("_set_thread_eager_mode", [](const std::string& name) {
+    if (name.empty()) engine::set_thread_mode(false, engine::Mode::Strict);
+    else engine::set_thread_mode(true, engine::parse_mode(name));
+  });
+  m.def("_thread_eager_mode", [] {
+    engine::Mode md;
+    return engine::thread_mode(&md) ? std::string(engine::mode_name(md)) : std::string();
+  });
+  m.def("_flush", [] { tpu::guarded("running fused ops", [] { engine::flush(); }); });
+  m.def("_fused_stats", [] {
+    auto s = engine::fused_stats();
+    return py::dict(py::arg("flushes") = s.flushes, py::arg("pending_nodes") = s.pending_nodes,
+                    py::arg("max_nodes") = s.max_nodes);
+  });
+  m.def("_set_fused_max_nodes", &engine::set_fused_max_nodes);
 }

@@ -97,15 +97,15 @@ int64_t elems_of(const StorageState& s, shlo::DType t) {
 // The storage content as a flat value of dtype t.
 engine::Ref storage_value(StorageState& s, shlo::DType t) {
   int64_t n = elems_of(s, t);
-  if (!s.value) {
+  if (!s.value()) {
     // Never written (torch.empty): reads as zeros, like fresh device memory.
     return op(std::string("zeros:") + shlo::dtype_name(t) + std::to_string(n), {}, shlo::Type{t, {n}},
               [t, n](shlo::Builder& b, const std::vector<shlo::Value>&) {
                 return std::vector<shlo::Value>{b.constant(t, 0, {n})};
               });
   }
-  if (s.value.type().dtype == t && s.value.type().shape[0] == n) return s.value;
-  return op(std::string("view_dtype:") + shlo::dtype_name(t), {s.value}, shlo::Type{t, {n}},
+  if (s.value().type().dtype == t && s.value().type().shape[0] == n) return s.value();
+  return op(std::string("view_dtype:") + shlo::dtype_name(t), {s.value()}, shlo::Type{t, {n}},
             [t, n](shlo::Builder& b, const std::vector<shlo::Value>& in) {
               shlo::Value r = ops::reinterpret_flat(b, in[0], t);
               if (r.shape()[0] != n) r = b.slice(r, {0}, {n}, {1});
@@ -188,8 +188,8 @@ void write(const at::Tensor& t, engine::Ref v) {
                 return std::vector<shlo::Value>{ops::write_view(b, in[0], in[1], in[2], view)};
               });
   }
-  s.value = next;
-  guarded("running an op", [&] { engine::commit(next); });
+  s.value() = next;
+  guarded("running an op", [&] { engine::commit(s.slot); });
 }
 
 at::Tensor empty(at::IntArrayRef sizes, at::ScalarType dtype, const at::Device& device) {

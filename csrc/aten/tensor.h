@@ -7,13 +7,17 @@
 #include <ATen/ATen.h>
 
 #include "engine/graph.h"
+#include "engine/mode.h"
 #include "shlo/builder.h"
 
 namespace tpu {
 
 struct StorageState {
-  engine::Ref value;  // flat 1-D; empty until first written (reads as zeros)
+  // The current content: a flat 1-D value, empty until first written
+  // (reads as zeros). A shared cell so the fused mode can find it.
+  std::shared_ptr<engine::Slot> slot = std::make_shared<engine::Slot>();
   size_t nbytes = 0;
+  engine::Ref& value() { return slot->value; }
 };
 
 StorageState& state_of(const at::Tensor& t);

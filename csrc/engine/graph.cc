@@ -1,19 +1,28 @@
 #include "engine/graph.h"
 
+#include <atomic>
 #include <cstring>
 #include <map>
 #include <mutex>
 #include <unordered_map>
 #include <unordered_set>
 
+#include "engine/mode.h"
 #include "engine/runtime.h"
 
 namespace engine {
 
 const shlo::Type& Ref::type() const { return node->out_types[index]; }
 
+namespace {
+std::atomic<int64_t> g_recorded{0};
+}
+int64_t recorded_nodes() { return g_recorded.load(std::memory_order_relaxed); }
+void reset_recorded_nodes() { g_recorded.store(0, std::memory_order_relaxed); }
+
 std::vector<Ref> record(std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types,
                         Lowering lower) {
+  g_recorded.fetch_add(1, std::memory_order_relaxed);
   auto n = std::make_shared<Node>();
   n->key = std::move(key);
   n->inputs = std::move(inputs);
@@ -236,6 +245,7 @@ void materialize(const std::vector<Ref>& refs) {
 }
 
 void synchronize() {
+  flush();
   std::vector<std::weak_ptr<pjrt::Buffer>> pending;
   {
     std::lock_guard<std::mutex> g(g_flight_mu);
@@ -246,7 +256,7 @@ void synchronize() {
 }
 
 pjrt::BufferPtr buffer(const Ref& ref) {
-  if (!ref.node->materialized()) materialize({ref});
+  if (!ref.node->materialized()) prepare_read(ref);
   return ref.node->buffers[ref.index];
 }
 

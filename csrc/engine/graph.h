@@ -62,6 +62,10 @@ Ref from_host(const void* data, const shlo::Type& type);
 void materialize(const std::vector<Ref>& refs);
 // Materializes and returns the buffer behind ref.
 pjrt::BufferPtr buffer(const Ref& ref);
+// Nodes recorded since the last reset (the fused mode's size bound).
+int64_t recorded_nodes();
+void reset_recorded_nodes();
+
 // Waits for every launched program; raises the first error among them.
 void synchronize();
 // Materializes and copies to dense row-major host memory; waits.

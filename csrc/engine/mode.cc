@@ -1,6 +1,9 @@
 #include "engine/mode.h"
 
 #include <cstdlib>
+#include <mutex>
+#include <stdexcept>
+#include <vector>
 
 namespace engine {
 
@@ -8,33 +11,125 @@ namespace {
 
 Mode initial_mode() {
   const char* env = std::getenv("TORCH_PJRT_EAGER_MODE");
-  return env ? parse_mode(env) : Mode::Strict;
+  return env && *env ? parse_mode(env) : Mode::Strict;
+}
+
+int64_t initial_max_nodes() {
+  const char* env = std::getenv("TORCH_PJRT_FUSED_MAX_NODES");
+  return env && *env ? std::atoll(env) : 4000;
 }
 
 Mode g_default = initial_mode();
 thread_local bool t_has_mode = false;
 thread_local Mode t_mode = Mode::Strict;
 
+std::mutex g_mu;
+std::vector<std::weak_ptr<Slot>> g_pending;
+int64_t g_flushes = 0;
+int64_t g_max_nodes = initial_max_nodes();
+
 }  // namespace
 
 Mode mode() { return t_has_mode ? t_mode : g_default; }
 
 void set_mode(Mode m) {
+  if (g_default == Mode::Fused && m != Mode::Fused) flush();
   g_default = m;
   t_has_mode = false;
+}
+
+void set_thread_mode(bool has, Mode m) {
+  if (mode() == Mode::Fused && (!has || m != Mode::Fused)) flush();
+  t_has_mode = has;
+  t_mode = m;
+}
+
+bool thread_mode(Mode* m) {
+  if (t_has_mode) *m = t_mode;
+  return t_has_mode;
 }
 
 Mode parse_mode(const std::string& name) {
   if (name == "debug") return Mode::Debug;
   if (name == "strict") return Mode::Strict;
-  throw std::invalid_argument("unknown eager mode '" + name + "' (expected debug or strict)");
+  if (name == "fused") return Mode::Fused;
+  throw std::invalid_argument("unknown eager mode '" + name + "' (expected debug, strict or fused)");
 }
 
-const char* mode_name(Mode m) { return m == Mode::Debug ? "debug" : "strict"; }
+const char* mode_name(Mode m) {
+  switch (m) {
+    case Mode::Debug: return "debug";
+    case Mode::Strict: return "strict";
+    case Mode::Fused: return "fused";
+  }
+  return "?";
+}
 
-void commit(const Ref& value) {
-  materialize({value});
-  if (mode() == Mode::Debug) buffer(value)->await_ready("running an op");
+namespace {
+
+// Pending values of live slots; slots whose storage died are dropped, so a
+// temporary never written to the host is never computed on its own.
+std::vector<Ref> take_pending() {
+  std::lock_guard<std::mutex> g(g_mu);
+  std::vector<Ref> refs;
+  for (auto& w : g_pending)
+    if (auto s = w.lock())
+      if (s->value && !s->value.node->materialized()) refs.push_back(s->value);
+  g_pending.clear();
+  return refs;
+}
+
+}  // namespace
+
+void flush() {
+  std::vector<Ref> refs = take_pending();
+  reset_recorded_nodes();
+  if (refs.empty()) return;
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    ++g_flushes;
+  }
+  materialize(refs);
+}
+
+void prepare_read(const Ref& ref) {
+  if (ref.node->materialized()) return;
+  std::vector<Ref> refs = take_pending();
+  reset_recorded_nodes();
+  refs.push_back(ref);
+  materialize(refs);
+}
+
+void commit(const std::shared_ptr<Slot>& slot) {
+  switch (mode()) {
+    case Mode::Debug:
+      materialize({slot->value});
+      buffer(slot->value)->await_ready("running an op");
+      return;
+    case Mode::Strict:
+      materialize({slot->value});
+      return;
+    case Mode::Fused: {
+      bool over;
+      {
+        std::lock_guard<std::mutex> g(g_mu);
+        g_pending.push_back(slot);
+        over = recorded_nodes() > g_max_nodes;
+      }
+      if (over) flush();
+      return;
+    }
+  }
+}
+
+FusedStats fused_stats() {
+  std::lock_guard<std::mutex> g(g_mu);
+  return FusedStats{g_flushes, recorded_nodes(), g_max_nodes};
+}
+
+void set_fused_max_nodes(int64_t n) {
+  std::lock_guard<std::mutex> g(g_mu);
+  g_max_nodes = n;
 }
 
 }  // namespace engine

@@ -5,22 +5,50 @@
 //   strict: each op is compiled (through the cache) and launched at once;
 //           the plugin runs it asynchronously and the host waits only when
 //           it needs data.
+//   fused : ops keep recording; the pending values of all live storages are
+//           compiled as one program and launched when the host needs data,
+//           on synchronize(), or when the pending graph grows past a bound.
 #pragma once
 
+#include <memory>
 #include <string>
 
 #include "engine/graph.h"
 
 namespace engine {
 
-enum class Mode { Debug, Strict };
+enum class Mode { Debug, Strict, Fused };
 
+// The calling thread's mode (its own if set, else the global default).
 Mode mode();
+// Sets the global default (and clears the calling thread's own).
 void set_mode(Mode m);
+// Sets only the calling thread's mode (nullopt-like: has=false clears it).
+void set_thread_mode(bool has, Mode m);
+bool thread_mode(Mode* m);
 Mode parse_mode(const std::string& name);
 const char* mode_name(Mode m);
 
-// Called on every value an op stores into a tensor.
-void commit(const Ref& value);
+// A mutable cell holding one storage's current value.
+struct Slot {
+  Ref value;
+};
+
+// Called whenever an op stores a new value into a slot.
+void commit(const std::shared_ptr<Slot>& slot);
+// Fused mode: compiles and launches every pending value (one program).
+// Other modes: no-op (values are already launched).
+void flush();
+// Makes ref computable on the host: in fused mode flushes it together with
+// all pending values, so shared subgraphs are computed once.
+void prepare_read(const Ref& ref);
+
+struct FusedStats {
+  int64_t flushes = 0;
+  int64_t pending_nodes = 0;
+  int64_t max_nodes = 0;  // the size bound that triggers a flush
+};
+FusedStats fused_stats();
+void set_fused_max_nodes(int64_t n);
 
 }  // namespace engine

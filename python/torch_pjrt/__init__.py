@@ -3,6 +3,7 @@
 Importing this package (or just `import torch` once it is installed, through
 the torch.backends entry point) makes `torch.device("tpu")` available.
 """
+import contextlib
 import os
 
 import torch
@@ -55,13 +56,37 @@ def reset_fallback_stats() -> None:
 
 
 def set_eager_mode(mode: str) -> None:
-    """'debug' (synchronous) or 'strict' (asynchronous, the default)."""
+    """Sets the process-wide default eager mode:
+    'debug'  - synchronous, one op at a time; errors point at their line;
+    'strict' - asynchronous like CUDA (the default);
+    'fused'  - ops are recorded and compiled together into one program when
+               the host needs data, on synchronize(), or past a size bound."""
     _C._set_eager_mode(mode)
 
 
 def get_eager_mode() -> str:
+    """The calling thread's eager mode."""
     return _C._eager_mode()
 
 
+@contextlib.contextmanager
+def eager_mode(mode: str):
+    """Uses `mode` on the calling thread inside the block. PyTorch runs
+    backward passes of tpu tensors on its own autograd thread, which follows
+    the process-wide mode: for training in one mode prefer set_eager_mode()."""
+    prev = _C._thread_eager_mode()
+    _C._set_thread_eager_mode(mode)
+    try:
+        yield
+    finally:
+        _C._set_thread_eager_mode(prev)
+
+
+def fused_stats() -> dict:
+    """Fused mode: flushes so far, nodes pending, and the node bound."""
+    return dict(_C._fused_stats())
+
+
 def synchronize() -> None:
+    """Launches pending fused work and waits for all queued work."""
     _C._synchronize()

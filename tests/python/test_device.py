@@ -135,6 +135,7 @@ def test_bad_inputs_raise_and_process_keeps_working():
 
 def test_cache_reuses_programs_for_new_scalars():
     x = torch.randn(7, 3, device=TPU)
+    torch.tpu.synchronize()
     (x * 0.5).cpu()
     torch_pjrt.reset_cache_stats()
     for s in [0.37, 0.38, 1.5, -2.0]:
