@@ -2,7 +2,11 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <sys/stat.h>
+
+#include <cstdio>
 #include <fstream>
+#include <vector>
 
 namespace engine {
 
@@ -43,6 +47,61 @@ Runtime::Runtime() : cfg_(g_cfg) {
   pjrt::ClientOptions opts;
   opts.cpu_device_count = cfg_.cpu_device_count;
   client_ = std::make_unique<pjrt::Client>(std::make_shared<pjrt::Api>(cfg_.plugin_path), opts);
+  // Executables are only valid for the same platform, plugin build and
+  // compiler: all of that goes into the cache's identity.
+  std::string identity = "platform=" + client_->platform() + ";version=" + client_->platform_version() +
+                         ";pjrt=" + std::to_string(client_->api().major()) + "." +
+                         std::to_string(client_->api().minor()) + ";devices=" +
+                         std::to_string(client_->device_count());
+  for (const auto& [k, v] : client_->api().attributes()) identity += ";" + k + "=" + v;
+  struct stat st;
+  if (stat(cfg_.plugin_path.c_str(), &st) == 0)
+    identity += ";plugin_size=" + std::to_string(st.st_size) + ";plugin_mtime=" + std::to_string(st.st_mtime);
+  disk_ = std::make_unique<DiskCache>(default_cache_dir(), identity);
+  const char* log = std::getenv("TORCH_PJRT_LOG_RECOMPILES");
+  log_recompiles_ = log && *log && std::string(log) != "0";
+}
+
+const std::string& Runtime::cache_dir() const { return disk_->dir(); }
+
+// Names the first op-graph segment where a new key differs from the most
+// similar cached key: what made this program new.
+void Runtime::log_recompile(const std::string& key) {
+  auto segments = [](const std::string& k) {
+    std::vector<std::string> out;
+    size_t start = 0;
+    for (size_t i = 0; i <= k.size(); ++i)
+      if (i == k.size() || k[i] == '|') {
+        out.push_back(k.substr(start, i - start));
+        start = i + 1;
+      }
+    return out;
+  };
+  auto mine = segments(key);
+  size_t best = 0;
+  std::vector<std::string> nearest;
+  for (const auto& [k, _] : cache_) {
+    auto other = segments(k);
+    size_t same = 0;
+    while (same < mine.size() && same < other.size() && mine[same] == other[same]) ++same;
+    if (same >= best) {
+      best = same;
+      nearest = std::move(other);
+    }
+  }
+  std::string msg = "torch_pjrt: compiling a new program (" + std::to_string(mine.size() - 1) + " ops): ";
+  if (nearest.empty()) {
+    msg += "nothing cached yet";
+  } else if (best == 0) {
+    msg += "input types differ from every cached program: " + mine[0].substr(0, 200) + " vs " +
+           nearest[0].substr(0, 200);
+  } else if (best < mine.size()) {
+    msg += "op " + std::to_string(best) + " differs: " + mine[best].substr(0, 200) + " vs " +
+           (best < nearest.size() ? nearest[best].substr(0, 200) : std::string("(none)"));
+  } else {
+    msg += "a longer program than the nearest cached one";
+  }
+  std::fprintf(stderr, "%s\n", msg.c_str());
 }
 
 pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::function<std::string()>& build,
@@ -55,6 +114,22 @@ pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::funct
       return it->second;
     }
   }
+  if (auto bytes = disk_->load(key)) {
+    try {
+      pjrt::ExecutablePtr exe = client_->deserialize(*bytes);
+      std::lock_guard<std::mutex> g(mu_);
+      ++stats_.disk_hits;
+      cache_.emplace(key, exe);
+      stats_.entries = static_cast<int64_t>(cache_.size());
+      return exe;
+    } catch (const pjrt::Error&) {
+      // Not loadable by this plugin after all: recompile below.
+    }
+  }
+  if (log_recompiles_) {
+    std::lock_guard<std::mutex> g(mu_);
+    log_recompile(key);
+  }
   std::string text = build();
   auto t0 = std::chrono::steady_clock::now();
   pjrt::ExecutablePtr exe;
@@ -66,6 +141,11 @@ pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::funct
                       e.code());
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  try {
+    disk_->store(key, exe->serialize());
+  } catch (const pjrt::Error&) {
+    // Plugins may not support serialization: the memory cache still works.
+  }
   std::lock_guard<std::mutex> g(mu_);
   ++stats_.misses;
   stats_.compile_seconds += secs;
@@ -76,6 +156,7 @@ pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::funct
 
 CacheStats Runtime::cache_stats() {
   std::lock_guard<std::mutex> g(mu_);
+  stats_.corrupt_entries = disk_->corrupt_entries();
   return stats_;
 }
 

@@ -10,16 +10,19 @@
 #include <string>
 #include <unordered_map>
 
+#include "engine/disk_cache.h"
 #include "pjrt/runtime.h"
 #include "shlo/builder.h"
 
 namespace engine {
 
 struct CacheStats {
-  int64_t hits = 0;
-  int64_t misses = 0;
+  int64_t hits = 0;       // found in memory
+  int64_t disk_hits = 0;  // loaded from the disk cache
+  int64_t misses = 0;     // compiled
   double compile_seconds = 0;
   int64_t entries = 0;
+  int64_t corrupt_entries = 0;
 };
 
 struct Config {
@@ -44,6 +47,7 @@ class Runtime {
   pjrt::ExecutablePtr executable(const std::string& key, const std::function<std::string()>& build,
                                  const std::string& what);
   CacheStats cache_stats();
+  const std::string& cache_dir() const;
   void reset_cache_stats();
 
  private:
@@ -52,6 +56,9 @@ class Runtime {
   std::unique_ptr<pjrt::Client> client_;
   std::mutex mu_;
   std::unordered_map<std::string, pjrt::ExecutablePtr> cache_;
+  std::unique_ptr<DiskCache> disk_;
+  bool log_recompiles_ = false;
+  void log_recompile(const std::string& key);
   CacheStats stats_;
 };
 
