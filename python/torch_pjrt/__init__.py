@@ -6,7 +6,13 @@ the torch.backends entry point) makes `torch.device("tpu")` available.
 import contextlib
 import os
 
-import torch
+
+def _autoload():
+    """Entry point for torch.backends autoloading: importing does the work.
+    Defined before `import torch`, which may autoload this very module."""
+
+
+import torch  # noqa: E402
 
 from . import _plugins
 
@@ -25,10 +31,6 @@ torch._register_device_module("tpu", device_module)
 torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
 
 __version__ = "0.1.0"
-
-
-def _autoload():
-    """Entry point for torch.backends autoloading: importing does the work."""
 
 
 def runtime_info() -> dict:

@@ -1,0 +1,22 @@
+"""python -m torch_pjrt <command>: conformance | info"""
+import sys
+
+
+def main():
+    cmds = {"conformance", "info"}
+    if len(sys.argv) < 2 or sys.argv[1] not in cmds:
+        print("usage: python -m torch_pjrt {conformance|info} [options]", file=sys.stderr)
+        return 2
+    cmd, rest = sys.argv[1], sys.argv[2:]
+    if cmd == "conformance":
+        from . import conformance
+        return conformance.main(rest)
+    import json
+
+    import torch_pjrt
+    print(json.dumps(torch_pjrt.runtime_info(), indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

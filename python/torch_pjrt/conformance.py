@@ -1,0 +1,325 @@
+"""Differential conformance against PyTorch's OpInfo database.
+
+Every OpInfo sample runs on the CPU and on the tpu; outputs (and float32
+gradients) are compared with the OpInfo's own tolerances where it states
+them for CPU-vs-device comparison (our defaults otherwise, stated in the
+report). Each case ends as pass / mismatch / error / skip and records
+whether it ran natively or touched the CPU fallback. Workers run in
+subprocesses so a crash is recorded against its op instead of ending the run.
+
+    python -m torch_pjrt conformance [--quick] [--out DIR] [--ops NAME,...]
+"""
+import argparse
+import html
+import json
+import os
+import subprocess
+import sys
+import time
+import traceback
+import unittest
+
+DTYPES = ["float32", "bfloat16", "float16", "int64", "int32", "bool"]
+# (atol, rtol) used when the OpInfo states none: different summation orders
+# and transcendental approximations than the CPU kernels.
+DEFAULT_TOL = {"float32": (1e-5, 1e-5), "float64": (1e-7, 1e-7), "bfloat16": (1e-2, 1.6e-2),
+               "float16": (1e-3, 1e-3)}
+MAX_SAMPLES = 8
+
+
+# ----------------------------------------------------------------- worker side
+
+def _ops():
+    from torch.testing._internal.common_methods_invocations import op_db
+    return op_db
+
+
+def _op_id(op):
+    return op.name + ("." + op.variant_test_name if op.variant_test_name else "")
+
+
+def _skip_reason(op, dtype):
+    """The OpInfo's own skip / expected failure for CPU-vs-device comparison."""
+    for info in list(op.decorators or []) + list(op.skips or []):
+        if info.test_name not in (None, "test_compare_cpu"):
+            continue
+        if info.cls_name not in (None, "TestCommon"):
+            continue
+        if info.dtypes is not None and dtype not in info.dtypes:
+            continue
+        if info.active_if is False:
+            continue
+        for d in info.decorators:
+            q = getattr(d, "__qualname__", "")
+            if d is unittest.expectedFailure:
+                return "OpInfo marks test_compare_cpu as an expected failure"
+            if q.startswith("skip"):
+                return "OpInfo skips test_compare_cpu"
+    return None
+
+
+def _tolerance(op, dtype, dtname):
+    atol, rtol = DEFAULT_TOL.get(dtname, (0.0, 0.0))
+    from torch.testing._internal.common_device_type import toleranceOverride
+    for info in op.decorators or []:
+        if info.test_name not in (None, "test_compare_cpu"):
+            continue
+        for d in info.decorators:
+            if isinstance(d, toleranceOverride) and dtype in d.d:
+                t = d.d[dtype]
+                atol, rtol = max(atol, t.atol), max(rtol, t.rtol)
+    return atol, rtol
+
+
+def _tree_map(fn, x):
+    import torch
+    if isinstance(x, torch.Tensor):
+        return fn(x)
+    if isinstance(x, tuple) and hasattr(x, "_fields"):
+        return type(x)(*[_tree_map(fn, v) for v in x])
+    if isinstance(x, (list, tuple)):
+        return type(x)(_tree_map(fn, v) for v in x)
+    if isinstance(x, dict):
+        return {k: _tree_map(fn, v) for k, v in x.items()}
+    return x
+
+
+def _tensors(x):
+    out = []
+    _tree_map(lambda t: out.append(t), x)
+    return out
+
+
+def _run_case(op, sample, dtype, dtname, grad):
+    import torch
+    import torch_pjrt
+    atol, rtol = _tolerance(op, dtype, dtname)
+    cpu_sample = sample.transform(lambda t: t.detach().clone().requires_grad_(t.requires_grad))
+    tpu_sample = sample.transform(
+        lambda t: t.detach().to("tpu").requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t)
+    expected = op(cpu_sample.input, *cpu_sample.args, **cpu_sample.kwargs)
+    torch_pjrt.reset_fallback_stats()
+    actual = op(tpu_sample.input, *tpu_sample.args, **tpu_sample.kwargs)
+    actual_cpu = _tree_map(lambda t: t.detach().cpu(), actual)
+    fallback = sorted(torch_pjrt.fallback_stats())
+    torch.testing.assert_close(actual_cpu, _tree_map(lambda t: t.detach(), expected), atol=atol, rtol=rtol,
+                               equal_nan=True, check_device=False)
+    if not grad:
+        return fallback
+    outs_c = [t for t in _tensors(expected) if t.requires_grad and t.grad_fn is not None]
+    outs_t = [t for t in _tensors(actual) if t.requires_grad and t.grad_fn is not None]
+    ins_c = [t for t in _tensors([cpu_sample.input, cpu_sample.args, cpu_sample.kwargs]) if t.requires_grad]
+    ins_t = [t for t in _tensors([tpu_sample.input, tpu_sample.args, tpu_sample.kwargs]) if t.requires_grad]
+    if not outs_c or not ins_c:
+        raise _Skip("no differentiable output")
+    gos = [torch.randn_like(t) for t in outs_c]
+    gc = torch.autograd.grad(outs_c, ins_c, gos, allow_unused=True)
+    torch_pjrt.reset_fallback_stats()
+    gt = torch.autograd.grad(outs_t, ins_t, [g.to("tpu") for g in gos], allow_unused=True)
+    gt = [None if g is None else g.cpu() for g in gt]
+    fb = sorted(torch_pjrt.fallback_stats())
+    torch.testing.assert_close(gt, list(gc), atol=max(atol, 1e-4), rtol=max(rtol, 1e-4), equal_nan=True,
+                               check_device=False)
+    return fb
+
+
+class _Skip(Exception):
+    pass
+
+
+def _worker(op_ids, quick, grads):
+    import torch
+    import torch_pjrt  # noqa: F401
+    wanted = set(op_ids)
+    for op in _ops():
+        oid = _op_id(op)
+        if oid not in wanted:
+            continue
+        print(json.dumps({"start": oid}), flush=True)
+        supported = op.supported_dtypes("cpu")
+        dtypes = ["float32"] if quick else DTYPES
+        for dtname in dtypes:
+            dtype = getattr(torch, dtname)
+            if dtype not in supported:
+                continue
+            kinds = ["forward"] + (["gradient"] if grads and dtname == "float32" and op.supports_autograd else [])
+            for kind in kinds:
+                reason = _skip_reason(op, dtype)
+                try:
+                    samples = list(op.sample_inputs("cpu", dtype, requires_grad=(kind == "gradient")))
+                except Exception as e:  # noqa: BLE001
+                    samples, reason = [], f"sample generation failed on the CPU: {e}"
+                samples = samples[: (1 if quick else MAX_SAMPLES)]
+                for i, s in enumerate(samples):
+                    rec = {"op": oid, "dtype": dtname, "kind": kind, "sample": i}
+                    if reason:
+                        rec.update(status="skip", reason=reason)
+                    else:
+                        t0 = time.perf_counter()
+                        try:
+                            fb = _run_case(op, s, dtype, dtname, kind == "gradient")
+                            rec.update(status="pass", fallback=fb)
+                        except _Skip as e:
+                            rec.update(status="skip", reason=str(e))
+                        except AssertionError as e:
+                            rec.update(status="mismatch", message=str(e)[:400],
+                                       fallback=sorted(torch_pjrt.fallback_stats()))
+                        except Exception as e:  # noqa: BLE001
+                            rec.update(status="error", message=f"{type(e).__name__}: {str(e)[:400]}",
+                                       fallback=sorted(torch_pjrt.fallback_stats()))
+                        rec["seconds"] = round(time.perf_counter() - t0, 3)
+                    print(json.dumps(rec), flush=True)
+    print(json.dumps({"done": True}), flush=True)
+
+
+# ----------------------------------------------------------------- driver side
+
+def _select_ops(quick, names):
+    ids = [_op_id(op) for op in _ops()]
+    if names:
+        keep = set(names)
+        return [i for i in ids if i in keep or i.split(".")[0] in keep]
+    if quick:
+        return ids[::6]  # a fixed, spread-out subset of the whole database
+    return ids
+
+
+def run(quick=False, out="conformance_out", ops=None, grads=True, timeout_per_op=600, log=print):
+    op_ids = _select_ops(quick, ops)
+    cases, crashed = [], []
+    remaining = list(op_ids)
+    t0 = time.time()
+    while remaining:
+        cmd = [sys.executable, "-m", "torch_pjrt.conformance", "--worker", "--ops", ",".join(remaining)]
+        if quick:
+            cmd.append("--quick")
+        if not grads:
+            cmd.append("--no-grads")
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        current, finished = None, set()
+        for line in proc.stdout:
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if "start" in rec:
+                if current:
+                    finished.add(current)
+                current = rec["start"]
+                log(f"[{len(finished) + len(crashed) + len(op_ids) - len(remaining)}/{len(op_ids)}] {current}")
+            elif "done" in rec:
+                if current:
+                    finished.add(current)
+                current = None
+            else:
+                cases.append(rec)
+        proc.wait()
+        if current:  # the worker died inside this op
+            crashed.append(current)
+            cases.append({"op": current, "dtype": "-", "kind": "forward", "sample": -1, "status": "error",
+                          "message": f"worker process died (exit {proc.returncode})"})
+            finished.add(current)
+        remaining = [o for o in remaining if o not in finished]
+        if proc.returncode == 0 and not current:
+            break
+    report = summarize(cases, quick, time.time() - t0)
+    report["crashed_ops"] = crashed
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "conformance.json"), "w") as f:
+        json.dump(report, f, indent=1)
+    with open(os.path.join(out, "conformance.html"), "w") as f:
+        f.write(to_html(report))
+    return report
+
+
+def summarize(cases, quick, seconds):
+    fwd = [c for c in cases if c["kind"] == "forward" and c["status"] != "skip"]
+    grad = [c for c in cases if c["kind"] == "gradient" and c["status"] != "skip"]
+    native = [c for c in fwd if not c.get("fallback")]
+    per_op = {}
+    for c in cases:
+        o = per_op.setdefault(c["op"], {"pass": 0, "mismatch": 0, "error": 0, "skip": 0, "native": 0,
+                                         "fallback_ops": set(), "first_failure": None})
+        o[c["status"]] += 1
+        if c["status"] != "skip" and not c.get("fallback"):
+            o["native"] += 1
+        o["fallback_ops"].update(c.get("fallback", []))
+        if c["status"] in ("mismatch", "error") and not o["first_failure"]:
+            o["first_failure"] = f"[{c['dtype']} {c['kind']}] {c.get('message', '')}"
+    for o in per_op.values():
+        o["fallback_ops"] = sorted(o["fallback_ops"])
+        o["status"] = "fail" if o["mismatch"] or o["error"] else ("pass" if o["pass"] else "skip")
+
+    def rate(a, b):
+        return round(len(a) / len(b), 4) if b else 0.0
+
+    return {
+        "forward_pass_rate": rate([c for c in fwd if c["status"] == "pass"], fwd),
+        "native_rate": rate(native, fwd),
+        "gradient_pass_rate": rate([c for c in grad if c["status"] == "pass"], grad),
+        "cases": len(cases),
+        "forward_cases": len(fwd),
+        "gradient_cases": len(grad),
+        "skipped_cases": sum(1 for c in cases if c["status"] == "skip"),
+        "quick": quick,
+        "seconds": round(seconds, 1),
+        "tolerances": {"default_atol_rtol": DEFAULT_TOL, "gradients_min": [1e-4, 1e-4],
+                       "note": "the OpInfo's own test_compare_cpu tolerance overrides win when looser"},
+        "ops": per_op,
+        "case_list": cases,
+    }
+
+
+def to_html(r):
+    rows = []
+    for name, o in sorted(r["ops"].items()):
+        rows.append(
+            f"<tr class='{o['status']}'><td>{html.escape(name)}</td><td>{o['status']}</td><td>{o['pass']}</td>"
+            f"<td>{o['mismatch']}</td><td>{o['error']}</td><td>{o['skip']}</td><td>{o['native']}</td>"
+            f"<td>{html.escape(', '.join(o['fallback_ops']))}</td>"
+            f"<td>{html.escape(o['first_failure'] or '')}</td></tr>")
+    return f"""<!doctype html><html><head><meta charset="utf-8"><title>torch_pjrt conformance</title>
+<style>body{{font-family:sans-serif;margin:2em}}table{{border-collapse:collapse;font-size:13px}}
+td,th{{border:1px solid #ccc;padding:3px 6px;vertical-align:top}}th{{cursor:pointer;background:#eee}}
+tr.fail td:nth-child(2){{background:#fcc}}tr.pass td:nth-child(2){{background:#cfc}}
+td:last-child{{max-width:40em;font-family:monospace;font-size:11px}}</style></head><body>
+<h1>torch_pjrt conformance {'(quick)' if r['quick'] else ''}</h1>
+<p>Forward pass rate <b>{r['forward_pass_rate']:.2%}</b> of {r['forward_cases']} cases;
+native (no CPU fallback) <b>{r['native_rate']:.2%}</b>; gradient pass rate
+<b>{r['gradient_pass_rate']:.2%}</b> of {r['gradient_cases']}; {r['skipped_cases']} skipped; {r['seconds']} s.</p>
+<p>Click a column header to sort.</p>
+<table id="t"><thead><tr><th>op</th><th>status</th><th>pass</th><th>mismatch</th><th>error</th><th>skip</th>
+<th>native</th><th>fallback ops</th><th>first failure</th></tr></thead><tbody>{''.join(rows)}</tbody></table>
+<script>
+document.querySelectorAll('th').forEach((th, i) => th.onclick = () => {{
+  const tb = document.querySelector('#t tbody'); const rows = [...tb.rows];
+  const num = rows.every(r => !isNaN(parseFloat(r.cells[i].textContent)) || r.cells[i].textContent === '');
+  const dir = th.dataset.dir = th.dataset.dir === 'asc' ? 'desc' : 'asc';
+  rows.sort((a, b) => {{ const x = a.cells[i].textContent, y = b.cells[i].textContent;
+    const c = num ? (parseFloat(x) || 0) - (parseFloat(y) || 0) : x.localeCompare(y);
+    return dir === 'asc' ? c : -c; }});
+  rows.forEach(r => tb.appendChild(r)); }});
+</script></body></html>"""
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m torch_pjrt conformance")
+    ap.add_argument("--quick", action="store_true", help="a spread-out subset, float32, one sample per op")
+    ap.add_argument("--out", default="conformance_out")
+    ap.add_argument("--ops", default="", help="comma-separated OpInfo names")
+    ap.add_argument("--no-grads", action="store_true")
+    ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
+    a = ap.parse_args(argv)
+    ops = [o for o in a.ops.split(",") if o]
+    if a.worker:
+        _worker(ops, a.quick, not a.no_grads)
+        return 0
+    r = run(quick=a.quick, out=a.out, ops=ops, grads=not a.no_grads)
+    print(f"forward pass {r['forward_pass_rate']:.2%} ({r['forward_cases']} cases), native {r['native_rate']:.2%}, "
+          f"gradient pass {r['gradient_pass_rate']:.2%} ({r['gradient_cases']} cases), "
+          f"report in {os.path.join(a.out, 'conformance.html')}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
