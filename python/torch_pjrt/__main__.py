@@ -1,16 +1,19 @@
-"""python -m torch_pjrt <command>: conformance | info"""
+"""python -m torch_pjrt <command>: conformance | bench | info"""
 import sys
 
 
 def main():
-    cmds = {"conformance", "info"}
+    cmds = {"conformance", "bench", "info"}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
-        print("usage: python -m torch_pjrt {conformance|info} [options]", file=sys.stderr)
+        print("usage: python -m torch_pjrt {conformance|bench|info} [options]", file=sys.stderr)
         return 2
     cmd, rest = sys.argv[1], sys.argv[2:]
     if cmd == "conformance":
         from . import conformance
         return conformance.main(rest)
+    if cmd == "bench":
+        from . import bench
+        return bench.main(rest)
     import json
 
     import torch_pjrt

@@ -1,0 +1,228 @@
+"""python -m torch_pjrt bench: where the tpu device stands against PyTorch
+CPU eager on the same machine, measured side by side in one run.
+
+(a) per-op latency of small ops, (b) a training step of a small Llama-style
+model per eager mode, (c) greedy decoding tokens/s per mode at batch 1 and
+64, (d) time to the first training step with a cold and a warm disk cache.
+Medians over repeats, warm-up excluded. Writes bench.json and bench.png."""
+import argparse
+import copy
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+import torch
+
+import torch_pjrt
+
+MODELS = {
+    # fast enough for a 2-core machine
+    "small": dict(hidden_size=256, intermediate_size=704, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, vocab_size=4096, max_position_embeddings=512),
+    # the "Bench Llama" of PERFORMANCE.md (44.6 M parameters)
+    "bench-llama": dict(hidden_size=512, intermediate_size=1408, num_hidden_layers=4, num_attention_heads=8,
+                        num_key_value_heads=4, vocab_size=32000, max_position_embeddings=2048),
+}
+
+
+def _median_time(fn, sync, repeats, warmup=2):
+    for _ in range(warmup):
+        fn()
+    sync()
+    ts = []
+    for _ in range(repeats):
+        t0 = time.perf_counter()
+        fn()
+        sync()
+        ts.append(time.perf_counter() - t0)
+    return statistics.median(ts)
+
+
+def _cpu_sync():
+    pass
+
+
+def bench_ops(repeats):
+    cases = {
+        "add_1k": ((1024,), (1024,), torch.add),
+        "mm_64": ((64, 64), (64, 64), torch.mm),
+        "mm_256": ((256, 256), (256, 256), torch.mm),
+        "softmax_64x1024": ((64, 1024), None, lambda a, b: torch.softmax(a, -1)),
+    }
+    out = {}
+    for name, (sa, sb, f) in cases.items():
+        a, b = torch.randn(sa), (torch.randn(sb) if sb else None)
+        ta, tb = a.to("tpu"), (b.to("tpu") if sb else None)
+        inner = 20 if "256" in name else 100
+        cpu = _median_time(lambda: [f(a, b) for _ in range(inner)], _cpu_sync, repeats) / inner
+        with torch_pjrt.eager_mode("strict"):
+            tpu = _median_time(lambda: [f(ta, tb) for _ in range(inner)], torch.tpu.synchronize, repeats) / inner
+        out[name] = {"torch_cpu_us": cpu * 1e6, "tpu_strict_us": tpu * 1e6, "ratio": tpu / cpu}
+        print(f"  {name:<18} torch cpu {cpu * 1e6:9.1f} us   tpu strict {tpu * 1e6:9.1f} us   {tpu / cpu:6.2f}x")
+    return out
+
+
+def _model(cfg):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(0)
+    return LlamaForCausalLM(LlamaConfig(**cfg, pad_token_id=0))
+
+
+def bench_train(cfg, modes, repeats, batch, seq):
+    base = _model(cfg).train()
+    ids = torch.randint(1, cfg["vocab_size"], (batch, seq))
+    out = {}
+
+    def step_fn(model, opt, x):
+        def step():
+            loss = model(x, labels=x).loss
+            loss.backward()
+            opt.step()
+            opt.zero_grad()
+            return loss
+        return step
+
+    m = copy.deepcopy(base)
+    cpu = _median_time(step_fn(m, torch.optim.AdamW(m.parameters(), lr=1e-4), ids), _cpu_sync, repeats)
+    out["torch_cpu_s"] = cpu
+    print(f"  train step torch cpu {cpu * 1e3:9.1f} ms")
+    for mode in modes:
+        torch_pjrt.set_eager_mode(mode)
+        m = copy.deepcopy(base).to("tpu")
+        t = _median_time(step_fn(m, torch.optim.AdamW(m.parameters(), lr=1e-4), ids.to("tpu")),
+                         torch.tpu.synchronize, repeats)
+        out[f"tpu_{mode}_s"] = t
+        print(f"  train step tpu {mode:<6} {t * 1e3:9.1f} ms   {t / cpu:6.2f}x torch cpu")
+    torch_pjrt.set_eager_mode("strict")
+    return out
+
+
+def bench_decode(cfg, modes, batch, new_tokens, repeats):
+    base = _model(cfg).eval()
+    prompt = torch.randint(1, cfg["vocab_size"], (batch, 16))
+    out = {}
+
+    def gen(model, p):
+        return lambda: model.generate(p, attention_mask=torch.ones_like(p), max_new_tokens=new_tokens,
+                                      min_new_tokens=new_tokens, do_sample=False)
+
+    cpu = _median_time(gen(base, prompt), _cpu_sync, repeats, warmup=1)
+    out["torch_cpu_tokens_per_s"] = batch * new_tokens / cpu
+    print(f"  decode b{batch} torch cpu {batch * new_tokens / cpu:9.1f} tokens/s")
+    for mode in modes:
+        torch_pjrt.set_eager_mode(mode)
+        m = copy.deepcopy(base).to("tpu")
+        t = _median_time(gen(m, prompt.to("tpu")), torch.tpu.synchronize, repeats, warmup=1)
+        out[f"tpu_{mode}_tokens_per_s"] = batch * new_tokens / t
+        print(f"  decode b{batch} tpu {mode:<6} {batch * new_tokens / t:9.1f} tokens/s   {cpu / t:6.2f}x torch cpu")
+    torch_pjrt.set_eager_mode("strict")
+    return out
+
+
+_FIRST_STEP = r"""
+import json, sys, time, torch, torch_pjrt
+from torch_pjrt.bench import _model, MODELS
+torch_pjrt.set_eager_mode(sys.argv[2])
+cfg = MODELS[sys.argv[1]]
+m = _model(cfg).train().to("tpu")
+opt = torch.optim.AdamW(m.parameters(), lr=1e-4)
+ids = torch.randint(1, cfg["vocab_size"], (2, 32), device="tpu")
+t0 = time.perf_counter()
+loss = m(ids, labels=ids).loss
+loss.backward(); opt.step(); opt.zero_grad(); loss.item()
+print(json.dumps({"seconds": time.perf_counter() - t0, **torch_pjrt.cache_stats()}))
+"""
+
+
+def bench_first_step(model, mode):
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ, TORCH_PJRT_CACHE_DIR=d)
+        runs = []
+        for _ in range(2):
+            r = subprocess.run([sys.executable, "-c", _FIRST_STEP, model, mode], env=env, capture_output=True,
+                               text=True, timeout=1800)
+            if r.returncode != 0:
+                raise RuntimeError(r.stderr[-2000:])
+            runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    cold, warm = runs
+    print(f"  first train step ({mode}): cold cache {cold['seconds']:.2f} s ({cold['misses']} compiles), "
+          f"warm cache {warm['seconds']:.2f} s ({warm['misses']} compiles, {warm['disk_hits']} loaded)")
+    return {"cold_s": cold["seconds"], "warm_s": warm["seconds"], "cold_compiles": cold["misses"],
+            "warm_compiles": warm["misses"], "warm_disk_hits": warm["disk_hits"]}
+
+
+def chart(result, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    labels, values = [], []
+    for k, v in result["ops"].items():
+        labels.append(f"{k} latency")
+        values.append(v["torch_cpu_us"] / v["tpu_strict_us"])
+    tr = result["train"]
+    for mode in result["modes"]:
+        labels.append(f"train {mode}")
+        values.append(tr["torch_cpu_s"] / tr[f"tpu_{mode}_s"])
+    for b, d in result["decode"].items():
+        for mode in result["modes"]:
+            labels.append(f"decode {b} {mode}")
+            values.append(d[f"tpu_{mode}_tokens_per_s"] / d["torch_cpu_tokens_per_s"])
+    fig, ax = plt.subplots(figsize=(8, 0.35 * len(labels) + 1.2))
+    ax.barh(labels, values, color=["#4a8" if v >= 1 else "#c66" for v in values])
+    ax.axvline(1.0, color="k", lw=1)
+    ax.set_xlabel("speed relative to PyTorch CPU eager (higher is better)")
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return True
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="python -m torch_pjrt bench")
+    ap.add_argument("--out", default="bench_out")
+    ap.add_argument("--model", default="small", choices=sorted(MODELS))
+    ap.add_argument("--repeats", type=int, default=5)
+    ap.add_argument("--modes", default="strict,fused")
+    ap.add_argument("--decode-tokens", type=int, default=16)
+    a = ap.parse_args(argv)
+    torch.set_num_threads(1)
+    modes = a.modes.split(",")
+    cfg = MODELS[a.model]
+    res = {"model": a.model, "config": cfg, "modes": modes, "runtime": torch_pjrt.runtime_info()}
+    print("(a) small ops")
+    res["ops"] = bench_ops(a.repeats)
+    print("(b) training step, batch 4, sequence 64")
+    res["train"] = bench_train(cfg, modes, a.repeats, 4, 64)
+    print("(c) greedy decoding")
+    res["decode"] = {f"b{b}": bench_decode(cfg, modes, b, a.decode_tokens, max(2, a.repeats // 2)) for b in (1, 64)}
+    print("(d) time to first training step")
+    res["first_step"] = bench_first_step(a.model, "fused" if "fused" in modes else modes[0])
+    tr, d64 = res["train"], res["decode"]["b64"]
+    ratios = {
+        "strict_small_op_over_torch_cpu": res["ops"]["add_1k"]["ratio"],
+        "warm_start_compiles": res["first_step"]["warm_compiles"],
+    }
+    if "fused" in modes and "strict" in modes:
+        ratios["fused_over_strict_train_step"] = tr["tpu_strict_s"] / tr["tpu_fused_s"]
+    if "fused" in modes:
+        ratios["fused_decode_b64_over_torch_cpu"] = d64["tpu_fused_tokens_per_s"] / d64["torch_cpu_tokens_per_s"]
+        ratios["fused_train_step_over_torch_cpu"] = tr["torch_cpu_s"] / tr["tpu_fused_s"]
+    res["ratios"] = ratios
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "bench.json"), "w") as f:
+        json.dump(res, f, indent=2)
+    drew = chart(res, os.path.join(a.out, "bench.png"))
+    print("ratios:", json.dumps(ratios, indent=2))
+    print(f"wrote {os.path.join(a.out, 'bench.json')}" + (" and bench.png" if drew else " (no matplotlib: no chart)"))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
