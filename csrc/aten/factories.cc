@@ -1,10 +1,16 @@
 // Tensor creation and filling.
 #include "aten/kernels.h"
 
+#include <ATen/AccumulateType.h>
+#include <ATen/Dispatch.h>
 #include <ATen/EmptyTensor.h>
+#include <ATen/native/RangeUtils.h>
+
+#include <cmath>
 
 #include "aten/device.h"
 #include "aten/tensor.h"
+#include "ops/random.h"
 
 namespace tpu {
 
@@ -16,6 +22,56 @@ c10::Device device_or_current(std::optional<at::Device> d) {
 }
 
 void check_dtype(at::ScalarType t) { (void)to_shlo(t); }
+
+// Resizes a range factory's out= tensor to n elements, warning like PyTorch
+// when a non-empty out had another size.
+void resize_range_out(at::Tensor& out, int64_t n) {
+  if (out.numel() == n) return;
+  if (out.numel() > 0)
+    TORCH_WARN("The number of elements in the out tensor of shape ", out.sizes(), " is ", out.numel(),
+               " which does not match the computed number of elements ", n,
+               ". Note that this may occur as a result of rounding error. "
+               "The out tensor will be resized to a tensor of shape (", n, ",).");
+  out.resize_({n});
+}
+
+// The (start, end, step) operands of linspace / logspace, rounded the way
+// PyTorch's CPU kernels round them, in the dtype the lowering computes in.
+struct RangeParams {
+  engine::Ref start, end, step;
+};
+
+engine::Ref range_scalar(double v, shlo::DType c) { return engine::scalar(c, v); }
+
+// Host side of tril_indices / triu_indices: the index pairs are a pure
+// function of (row, col, offset), so they are computed here and uploaded.
+at::Tensor tri_indices(int64_t row, int64_t col, int64_t offset, bool lower, std::optional<at::ScalarType> dtype,
+                       std::optional<at::Layout> layout, std::optional<at::Device> device) {
+  TORCH_CHECK(row >= 0, "row must be non-negative, got", row);
+  TORCH_CHECK(col >= 0, "col must be non-negative, got", col);
+  if (layout.has_value())
+    TORCH_CHECK(*layout == at::kStrided, "only support layout=torch.strided, got", *layout);
+  at::ScalarType st = dtype.value_or(at::kLong);
+  TORCH_CHECK(st == at::kLong || st == at::kInt, "\"", lower ? "tril_indices" : "triu_indices",
+              "\" not implemented for '", at::toString(st), "'");
+  std::vector<int64_t> rs, cs;
+  for (int64_t r = 0; r < row; ++r) {
+    int64_t lo = lower ? 0 : std::max<int64_t>(0, r + offset);
+    int64_t hi = lower ? std::min<int64_t>(col, std::max<int64_t>(0, r + offset + 1)) : col;
+    for (int64_t c = lo; c < hi; ++c) {
+      rs.push_back(r);
+      cs.push_back(c);
+    }
+  }
+  int64_t n = static_cast<int64_t>(rs.size());
+  rs.insert(rs.end(), cs.begin(), cs.end());
+  c10::Device dev = device_or_current(device);
+  at::Tensor out = at::empty({2, n}, at::TensorOptions().dtype(st).device(dev));
+  if (n == 0) return out;
+  engine::Ref v = engine::from_host(rs.data(), shlo::Type{shlo::DType::S64, {2, n}});
+  write(out, v);
+  return out;
+}
 
 }  // namespace
 
@@ -62,5 +118,118 @@ at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
 }
 
 at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
+
+at::Tensor& arange_start_out(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step,
+                             at::Tensor& out) {
+  int64_t n = 0;
+  engine::Ref first, stride;
+  // Same dtype coverage, bounds checks and length as PyTorch. Values are
+  // start + step * i in int64 for integer results, f64 for f64 and f32
+  // otherwise (like CUDA; PyTorch's CPU kernel uses f64 for f32 results, so
+  // non-integral float steps may differ from it in the last bit).
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "arange_tpu", [&] {
+    n = at::native::compute_arange_size<scalar_t>(start, end, step);
+    using acc_t = at::acc_type<scalar_t, false>;
+    if constexpr (std::is_integral_v<scalar_t>) {
+      first = engine::scalar_i64(start.to<int64_t>());
+      stride = engine::scalar_i64(step.to<int64_t>());
+    } else {
+      shlo::DType c = std::is_same_v<scalar_t, double> ? shlo::DType::F64 : shlo::DType::F32;
+      first = engine::scalar(c, static_cast<double>(start.to<acc_t>()));
+      stride = engine::scalar(c, static_cast<double>(step.to<acc_t>()));
+    }
+  });
+  resize_range_out(out, n);
+  if (n == 0) return out;
+  shlo::DType d = to_shlo(out.scalar_type());
+  write(out, op("arange:" + std::to_string(n) + ":" + shlo::dtype_name(d), {first, stride}, shlo::Type{d, {n}},
+                [n, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                  return std::vector<shlo::Value>{ops::arange(b, in[0], in[1], n, d)};
+                }));
+  return out;
+}
+
+at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps, at::Tensor& out) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  resize_range_out(out, steps);
+  if (steps == 0) return out;
+  if (steps == 1) return out.fill_(start);
+  TORCH_CHECK(!out.is_complex(), "linspace is not supported for complex tensors on the tpu device");
+  RangeParams p;
+  // Mirrors PyTorch's CPU kernel: start and end in the result type, the step
+  // in that type too for floats (f64 for integers).
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "linspace_tpu", [&] {
+    using step_t = std::conditional_t<std::is_integral_v<scalar_t>, double, scalar_t>;
+    const scalar_t s = start.to<scalar_t>();
+    const scalar_t e = end.to<scalar_t>();
+    const step_t step = (static_cast<step_t>(e) - static_cast<step_t>(s)) / (steps - 1);
+    // f32 results compute in f64 (see ops::linspace), half types in f32.
+    shlo::DType c = std::is_same_v<scalar_t, at::Half> || std::is_same_v<scalar_t, at::BFloat16>
+                        ? shlo::DType::F32
+                        : shlo::DType::F64;
+    p = {range_scalar(static_cast<double>(s), c), range_scalar(static_cast<double>(e), c),
+         range_scalar(static_cast<double>(step), c)};
+  });
+  shlo::DType d = to_shlo(out.scalar_type());
+  write(out, op("linspace:" + std::to_string(steps) + ":" + shlo::dtype_name(d), {p.start, p.end, p.step},
+                shlo::Type{d, {steps}}, [steps, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                  return std::vector<shlo::Value>{ops::linspace(b, in[0], in[1], in[2], steps, d)};
+                }));
+  return out;
+}
+
+at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps, double base,
+                         at::Tensor& out) {
+  TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
+  resize_range_out(out, steps);
+  if (steps == 0) return out;
+  if (steps == 1) return out.fill_(std::pow(base, start.to<double>()));
+  TORCH_CHECK(!out.is_complex(), "logspace is not supported for complex tensors on the tpu device");
+  RangeParams p;
+  shlo::DType d = to_shlo(out.scalar_type());
+  shlo::DType c = d == shlo::DType::F64 || !shlo::is_float(d) ? shlo::DType::F64 : shlo::DType::F32;
+  // Mirrors PyTorch's CPU kernel: start and end in the result type, the
+  // exponent step in f64.
+  AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "logspace_tpu", [&] {
+    const scalar_t s = start.to<scalar_t>();
+    const scalar_t e = end.to<scalar_t>();
+    const double step = static_cast<double>(e - s) / (steps - 1);
+    p = {range_scalar(static_cast<double>(s), c), range_scalar(static_cast<double>(e), c), range_scalar(step, c)};
+  });
+  write(out, op("logspace:" + std::to_string(steps) + ":" + shlo::dtype_name(d),
+                {p.start, p.end, p.step, range_scalar(base, c)}, shlo::Type{d, {steps}},
+                [steps, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                  return std::vector<shlo::Value>{ops::logspace(b, in[0], in[1], in[2], in[3], steps, d)};
+                }));
+  return out;
+}
+
+at::Tensor& eye_m_out(c10::SymInt n_, c10::SymInt m_, at::Tensor& out) {
+  int64_t n = n_.guard_int(__FILE__, __LINE__), m = m_.guard_int(__FILE__, __LINE__);
+  TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
+  TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
+  out.resize_({n, m});
+  if (out.numel() == 0) return out;
+  shlo::DType d = to_shlo(out.scalar_type());
+  write(out, op("eye:" + std::to_string(n) + "x" + std::to_string(m) + ":" + shlo::dtype_name(d), {},
+                shlo::Type{d, {n, m}}, [n, m, d](shlo::Builder& b, const std::vector<shlo::Value>&) {
+                  return std::vector<shlo::Value>{ops::eye(b, n, m, d)};
+                }));
+  return out;
+}
+
+at::Tensor& eye_out(c10::SymInt n, at::Tensor& out) { return eye_m_out(n, n, out); }
+
+at::Tensor tril_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout> layout, std::optional<at::Device> device,
+                        std::optional<bool> pin_memory) {
+  return tri_indices(row, col, offset, true, dtype, layout, device);
+}
+
+at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout> layout, std::optional<at::Device> device,
+                        std::optional<bool> pin_memory) {
+  return tri_indices(row, col, offset, false, dtype, layout, device);
+}
 
 }  // namespace tpu

@@ -20,6 +20,17 @@ at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride, s
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value);
 at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value);
 at::Tensor& zero_(at::Tensor& self);
+at::Tensor& arange_start_out(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step, at::Tensor& out);
+at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps, at::Tensor& out);
+at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps, double base, at::Tensor& out);
+at::Tensor& eye_out(c10::SymInt n, at::Tensor& out);
+at::Tensor& eye_m_out(c10::SymInt n, c10::SymInt m, at::Tensor& out);
+at::Tensor tril_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout> layout, std::optional<at::Device> device,
+                        std::optional<bool> pin_memory);
+at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout> layout, std::optional<at::Device> device,
+                        std::optional<bool> pin_memory);
 
 // ---- views.cc
 at::Tensor view(const at::Tensor& self, c10::SymIntArrayRef size);
@@ -64,5 +75,33 @@ at::Tensor& div_out_mode(const at::Tensor& s, const at::Tensor& o, std::optional
 // ---- kernels_indexing.cc (gather/scatter, index, cat, sort, pad, tri)
 
 // ---- kernels_random.cc (random fills, dropout, arange/linspace/eye)
+at::Tensor& bernoulli__float(at::Tensor& self, double p, std::optional<at::Generator> gen);
+at::Tensor& bernoulli__Tensor(at::Tensor& self, const at::Tensor& p, std::optional<at::Generator> gen);
+at::Tensor& bernoulli_out(const at::Tensor& self, std::optional<at::Generator> gen, at::Tensor& out);
+at::Tensor& cauchy_(at::Tensor& self, double median, double sigma, std::optional<at::Generator> gen);
+at::Tensor& exponential_(at::Tensor& self, double lambd, std::optional<at::Generator> gen);
+at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> gen);
+at::Tensor& log_normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen);
+at::Tensor multinomial(const at::Tensor& self, c10::SymInt n_sample, bool replacement,
+                       std::optional<at::Generator> gen);
+at::Tensor& multinomial_out(const at::Tensor& self, c10::SymInt n_sample, bool replacement,
+                            std::optional<at::Generator> gen, at::Tensor& out);
+std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train);
+at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask, double scale);
+at::Tensor normal_Tensor_float(const at::Tensor& mean, double std, std::optional<at::Generator> gen);
+at::Tensor& normal_Tensor_float_out(const at::Tensor& mean, double std, std::optional<at::Generator> gen,
+                                    at::Tensor& out);
+at::Tensor normal_float_Tensor(double mean, const at::Tensor& std, std::optional<at::Generator> gen);
+at::Tensor& normal_float_Tensor_out(double mean, const at::Tensor& std, std::optional<at::Generator> gen,
+                                    at::Tensor& out);
+at::Tensor normal_Tensor_Tensor(const at::Tensor& mean, const at::Tensor& std, std::optional<at::Generator> gen);
+at::Tensor& normal_Tensor_Tensor_out(const at::Tensor& mean, const at::Tensor& std, std::optional<at::Generator> gen,
+                                     at::Tensor& out);
+at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen);
+at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> gen);
+at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> to, std::optional<at::Generator> gen);
+at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> gen);
+at::Tensor& randperm_generator_out(c10::SymInt n, std::optional<at::Generator> gen, at::Tensor& out);
+at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen);
 
 }  // namespace tpu

@@ -27,8 +27,15 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("view", &view);
 
   // ---- factories and fills
+  m.impl("arange.start_out", &arange_start_out);
+  m.impl("eye.m_out", &eye_m_out);
+  m.impl("eye.out", &eye_out);
   m.impl("fill_.Scalar", &fill_scalar);
   m.impl("fill_.Tensor", &fill_tensor);
+  m.impl("linspace.out", &linspace_out);
+  m.impl("logspace.out", &logspace_out);
+  m.impl("tril_indices", &tril_indices);
+  m.impl("triu_indices", &triu_indices);
   m.impl("zero_", &zero_);
 
   // ---- binary arithmetic
@@ -59,6 +66,29 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // ---- indexing, gather/scatter, cat, sort, pad (kernels_indexing.cc)
 
   // ---- random, dropout, ranges (kernels_random.cc)
+  m.impl("bernoulli.out", &bernoulli_out);
+  m.impl("bernoulli_.Tensor", &bernoulli__Tensor);
+  m.impl("bernoulli_.float", &bernoulli__float);
+  m.impl("cauchy_", &cauchy_);
+  m.impl("exponential_", &exponential_);
+  m.impl("geometric_", &geometric_);
+  m.impl("log_normal_", &log_normal_);
+  m.impl("multinomial", &multinomial);
+  m.impl("multinomial.out", &multinomial_out);
+  m.impl("native_dropout", &native_dropout);
+  m.impl("native_dropout_backward", &native_dropout_backward);
+  m.impl("normal.Tensor_Tensor", &normal_Tensor_Tensor);
+  m.impl("normal.Tensor_Tensor_out", &normal_Tensor_Tensor_out);
+  m.impl("normal.Tensor_float", &normal_Tensor_float);
+  m.impl("normal.Tensor_float_out", &normal_Tensor_float_out);
+  m.impl("normal.float_Tensor", &normal_float_Tensor);
+  m.impl("normal.float_Tensor_out", &normal_float_Tensor_out);
+  m.impl("normal_", &normal_);
+  m.impl("random_", &random_);
+  m.impl("random_.from", &random_from);
+  m.impl("random_.to", &random_to);
+  m.impl("randperm.generator_out", &randperm_generator_out);
+  m.impl("uniform_", &uniform_);
 }
 
 }  // namespace tpu

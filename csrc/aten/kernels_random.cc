@@ -1,0 +1,414 @@
+// Random fills, dropout, random permutations and sampling on the tpu.
+// Argument checks come from PyTorch's own distribution templates so errors
+// match the CPU's; each op records one node whose rng state is a runtime
+// operand drawn from the tpu generator (see device.h).
+#include <ATen/native/DistributionTemplates.h>
+
+#include "aten/device.h"
+#include "aten/kernels.h"
+#include "aten/structured.h"
+#include "aten/tensor.h"
+#include "ops/random.h"
+
+namespace tpu {
+
+namespace {
+
+using shlo::DType;
+using Vals = std::vector<shlo::Value>;
+
+// The rng state operand (u64[2]) for one random op on `device`; advances
+// the generator's counter so every call gets a fresh stream.
+engine::Ref rng_state(const std::optional<at::Generator>& gen, const at::Device& device) {
+  at::Generator& g = generator_or_default(gen, device.index());
+  TORCH_CHECK(g.device().type() == c10::DeviceType::PrivateUse1,
+              "Expected a 'tpu' device type for generator but found '", g.device().type(), "'");
+  auto [seed, counter] = next_random_key(g);
+  std::array<uint64_t, 2> s = ops::random_state(seed, counter);
+  return engine::from_host(s.data(), shlo::Type{DType::U64, {2}});
+}
+
+shlo::Type type_of(const at::Tensor& t) { return shlo::Type{to_shlo(t.scalar_type()), shape_of(t.sizes())}; }
+
+engine::Ref param(double v, DType c) { return scalar_of(at::Scalar(v), c); }
+
+// Records `name` over (state, extra...) producing a value shaped like self,
+// and stores it into self.
+void fill(at::Tensor& self, const std::string& name, const std::optional<at::Generator>& gen,
+          std::vector<engine::Ref> extra,
+          std::function<shlo::Value(shlo::Builder&, const Vals&, const shlo::Type&)> lower) {
+  if (self.numel() == 0) return;
+  shlo::Type ty = type_of(self);
+  extra.insert(extra.begin(), rng_state(gen, self.device()));
+  write(self, op(name + ":" + ty.str(), std::move(extra), ty,
+                 [ty, lower](shlo::Builder& b, const Vals& in) { return Vals{lower(b, in, ty)}; }));
+}
+
+void check_floating(const at::Tensor& self, const char* what) {
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "\"", what, "\" not implemented for '",
+              at::toString(self.scalar_type()), "'");
+}
+
+// ---- kernels plugged into PyTorch's distribution templates (which do the
+// argument checks). The template parameter is unused: we need no host RNG.
+struct NoRng {};
+
+template <class>
+struct UniformKernel {
+  void operator()(at::TensorIteratorBase& iter, double from, double to, std::optional<at::Generator> gen) {
+    at::Tensor self = iter.tensor(0);
+    DType c = ops::random_compute_dtype(to_shlo(self.scalar_type()));
+    fill(self, "uniform", gen, {param(from, c), param(to, c)},
+         [](shlo::Builder& b, const Vals& in, const shlo::Type& t) { return ops::uniform(b, in[0], in[1], in[2], t); });
+  }
+};
+
+void normal_fill(at::Tensor& self, engine::Ref mean, engine::Ref std, const std::optional<at::Generator>& gen) {
+  check_floating(self, "normal_kernel_tpu");
+  fill(self, "normal", gen, {std::move(mean), std::move(std)},
+       [](shlo::Builder& b, const Vals& in, const shlo::Type& t) { return ops::normal(b, in[0], in[1], in[2], t); });
+}
+
+template <class>
+struct NormalKernel {
+  void operator()(const at::TensorBase& base, double mean, double std, std::optional<at::Generator> gen) {
+    at::Tensor self(base);
+    check_floating(self, "normal_kernel_tpu");
+    DType c = ops::random_compute_dtype(to_shlo(self.scalar_type()));
+    normal_fill(self, param(mean, c), param(std, c), gen);
+  }
+};
+
+// Whether random_ draws 64 bits per element for this dtype: 64-bit dtypes
+// and floats can have ranges beyond 2^32 (PyTorch decides per call from the
+// range's value, which would make the program depend on a runtime value).
+bool wide_bits(DType d) {
+  return d == DType::S64 || d == DType::U64 || d == DType::F64 || d == DType::F32 || d == DType::BF16;
+}
+
+void random_int_fill(at::Tensor& self, int64_t from, uint64_t range, bool bits64,
+                     const std::optional<at::Generator>& gen) {
+  fill(self, std::string("random_int") + (bits64 ? "64" : "32"), gen,
+       {engine::scalar_i64(from), engine::scalar_i64(static_cast<int64_t>(range))},
+       [bits64](shlo::Builder& b, const Vals& in, const shlo::Type& t) {
+         return ops::random_int(b, in[0], in[1], in[2], t, bits64);
+       });
+}
+
+void random_full_fill(at::Tensor& self, const std::optional<at::Generator>& gen) {
+  fill(self, "random_full", gen, {},
+       [](shlo::Builder& b, const Vals& in, const shlo::Type& t) { return ops::random_full_range(b, in[0], t); });
+}
+
+template <class>
+struct RandomFromToKernel {
+  void operator()(at::TensorIteratorBase& iter, uint64_t range, int64_t base, std::optional<at::Generator> gen) {
+    at::Tensor self = iter.tensor(0);
+    random_int_fill(self, base, range, wide_bits(to_shlo(self.scalar_type())), gen);
+  }
+  void operator()(at::TensorIteratorBase& iter, std::optional<at::Generator> gen) {
+    at::Tensor self = iter.tensor(0);
+    random_full_fill(self, gen);
+  }
+};
+
+// random_() without bounds: PyTorch's ranges per dtype ([0, 2^digits] for
+// floats, [0, max] for integers, {0, 1} for bool).
+template <class>
+struct RandomKernel {
+  void operator()(at::TensorIteratorBase& iter, std::optional<at::Generator> gen) {
+    at::Tensor self = iter.tensor(0);
+    DType d = to_shlo(self.scalar_type());
+    TORCH_CHECK(!shlo::is_complex(d), "random_ is not implemented for complex tensors");
+    if (d == DType::U64) return random_full_fill(self, gen);
+    uint64_t range;
+    bool bits64 = d == DType::S64 || d == DType::F64;
+    if (d == DType::PRED) range = 2;
+    else if (shlo::is_float(d)) range = (uint64_t{1} << ops::random_digits(d)) + 1;
+    else if (shlo::is_unsigned_int(d)) range = uint64_t{1} << (8 * shlo::dtype_size(d));
+    else range = uint64_t{1} << (8 * shlo::dtype_size(d) - 1);
+    random_int_fill(self, 0, range, bits64, gen);
+  }
+};
+
+void bernoulli_fill(at::Tensor& self, engine::Ref p, const std::optional<at::Generator>& gen) {
+  fill(self, "bernoulli", gen, {std::move(p)},
+       [](shlo::Builder& b, const Vals& in, const shlo::Type& t) { return ops::bernoulli(b, in[0], in[1], t); });
+}
+
+template <class>
+struct BernoulliScalarKernel {
+  void operator()(const at::TensorBase& base, double p, std::optional<at::Generator> gen) {
+    at::Tensor self(base);
+    bernoulli_fill(self, param(p, ops::random_compute_dtype(to_shlo(self.scalar_type()))), gen);
+  }
+};
+
+template <class>
+struct BernoulliTensorKernel {
+  void operator()(const at::TensorBase& base, const at::TensorBase& p_base, std::optional<at::Generator> gen) {
+    at::Tensor self(base);
+    at::Tensor p(p_base);
+    TORCH_CHECK(at::isFloatingType(p.scalar_type()), "bernoulli_ expects p to be a floating point tensor, got ",
+                p.scalar_type());
+    if (p.device() != self.device()) p = p.to(self.device());
+    // expand() checks p broadcasts to self exactly like PyTorch's expand_inplace.
+    bernoulli_fill(self, read(p.expand(self.sizes())), gen);
+  }
+};
+
+template <class>
+struct ExponentialKernel {
+  void operator()(at::TensorIteratorBase& iter, double lambda, std::optional<at::Generator> gen) {
+    at::Tensor self = iter.tensor(0);
+    check_floating(self, "exponential_tpu");
+    DType c = ops::random_compute_dtype(to_shlo(self.scalar_type()));
+    fill(self, "exponential", gen, {param(lambda, c)},
+         [](shlo::Builder& b, const Vals& in, const shlo::Type& t) { return ops::exponential(b, in[0], in[1], t); });
+  }
+};
+
+template <class>
+struct GeometricKernel {
+  void operator()(at::TensorIteratorBase& iter, double p, std::optional<at::Generator> gen) {
+    at::Tensor self = iter.tensor(0);
+    TORCH_CHECK(!self.is_complex() && self.scalar_type() != at::kBool,
+                "geometric_ is not implemented for ", self.scalar_type());
+    DType c = ops::random_compute_dtype(to_shlo(self.scalar_type()));
+    fill(self, "geometric", gen, {param(p, c)},
+         [](shlo::Builder& b, const Vals& in, const shlo::Type& t) { return ops::geometric(b, in[0], in[1], t); });
+  }
+};
+
+template <class>
+struct LogNormalKernel {
+  void operator()(at::TensorIteratorBase& iter, double mean, double std, std::optional<at::Generator> gen) {
+    at::Tensor self = iter.tensor(0);
+    check_floating(self, "log_normal_tpu");
+    DType c = ops::random_compute_dtype(to_shlo(self.scalar_type()));
+    fill(self, "log_normal", gen, {param(mean, c), param(std, c)},
+         [](shlo::Builder& b, const Vals& in, const shlo::Type& t) {
+           return ops::log_normal(b, in[0], in[1], in[2], t);
+         });
+  }
+};
+
+template <class>
+struct CauchyKernel {
+  void operator()(at::TensorIteratorBase& iter, double median, double sigma, std::optional<at::Generator> gen) {
+    at::Tensor self = iter.tensor(0);
+    DType c = ops::random_compute_dtype(to_shlo(self.scalar_type()));
+    fill(self, "cauchy", gen, {param(median, c), param(sigma, c)},
+         [](shlo::Builder& b, const Vals& in, const shlo::Type& t) { return ops::cauchy(b, in[0], in[1], in[2], t); });
+  }
+};
+
+namespace T = at::native::templates;
+
+// normal() with tensor mean and/or std: out = mean + std * N(0, 1), each
+// broadcast to out. PyTorch also checks std >= 0 element-wise, which costs
+// a device sync per call; we leave negative std as the caller's to avoid.
+at::Tensor& normal_tensors_out(at::Tensor& out, engine::Ref mean, engine::Ref std, at::IntArrayRef shape,
+                               const std::optional<at::Generator>& gen) {
+  at::native::resize_output(out, shape);
+  normal_fill(out, std::move(mean), std::move(std), gen);
+  return out;
+}
+
+engine::Ref read_param(const at::Tensor& t, const at::Tensor& out) {
+  TORCH_CHECK(!t.is_complex(), "normal expects standard deviation to be non-complex");
+  return read_as(t, ops::random_compute_dtype(to_shlo(out.scalar_type())));
+}
+
+}  // namespace
+
+// ---- in-place random fills
+
+at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
+  return T::uniform_impl_<UniformKernel, NoRng>(self, from, to, gen);
+}
+
+at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
+  return T::normal_impl_<NormalKernel, NoRng>(self, mean, std, gen);
+}
+
+at::Tensor& random_(at::Tensor& self, std::optional<at::Generator> gen) {
+  return T::random_impl<RandomKernel, NoRng>(self, gen);
+}
+
+at::Tensor& random_from(at::Tensor& self, int64_t from, std::optional<int64_t> to, std::optional<at::Generator> gen) {
+  return T::random_from_to_impl<RandomFromToKernel, NoRng>(self, from, to, gen);
+}
+
+at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator> gen) {
+  return random_from(self, 0, to, gen);
+}
+
+at::Tensor& bernoulli__float(at::Tensor& self, double p, std::optional<at::Generator> gen) {
+  return T::bernoulli_impl_<BernoulliScalarKernel, NoRng>(self, p, gen);
+}
+
+at::Tensor& bernoulli__Tensor(at::Tensor& self, const at::Tensor& p, std::optional<at::Generator> gen) {
+  return T::bernoulli_impl_<BernoulliTensorKernel, NoRng>(self, p, gen);
+}
+
+at::Tensor& bernoulli_out(const at::Tensor& self, std::optional<at::Generator> gen, at::Tensor& out) {
+  return T::bernoulli_out_impl<BernoulliTensorKernel, NoRng>(out, self, gen);
+}
+
+at::Tensor& exponential_(at::Tensor& self, double lambd, std::optional<at::Generator> gen) {
+  return T::exponential_impl_<ExponentialKernel, NoRng>(self, lambd, gen);
+}
+
+at::Tensor& geometric_(at::Tensor& self, double p, std::optional<at::Generator> gen) {
+  return T::geometric_impl_<GeometricKernel, NoRng>(self, p, gen);
+}
+
+at::Tensor& log_normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
+  return T::log_normal_impl_<LogNormalKernel, NoRng>(self, mean, std, gen);
+}
+
+at::Tensor& cauchy_(at::Tensor& self, double median, double sigma, std::optional<at::Generator> gen) {
+  return T::cauchy_impl_<CauchyKernel, NoRng>(self, median, sigma, gen);
+}
+
+// ---- normal with tensor parameters
+
+at::Tensor normal_Tensor_float(const at::Tensor& mean, double std, std::optional<at::Generator> gen) {
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  at::Tensor out = at::empty_like(mean, at::MemoryFormat::Contiguous);
+  return normal_tensors_out(out, read_param(mean, out), param(std, ops::random_compute_dtype(to_shlo(out.scalar_type()))),
+                            mean.sizes(), gen);
+}
+
+at::Tensor& normal_Tensor_float_out(const at::Tensor& mean, double std, std::optional<at::Generator> gen,
+                                    at::Tensor& out) {
+  TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+  return normal_tensors_out(out, read_param(mean, out),
+                            param(std, ops::random_compute_dtype(to_shlo(out.scalar_type()))), mean.sizes(), gen);
+}
+
+at::Tensor normal_float_Tensor(double mean, const at::Tensor& std, std::optional<at::Generator> gen) {
+  at::Tensor out = at::empty_like(std, at::MemoryFormat::Contiguous);
+  return normal_tensors_out(out, param(mean, ops::random_compute_dtype(to_shlo(out.scalar_type()))),
+                            read_param(std, out), std.sizes(), gen);
+}
+
+at::Tensor& normal_float_Tensor_out(double mean, const at::Tensor& std, std::optional<at::Generator> gen,
+                                    at::Tensor& out) {
+  return normal_tensors_out(out, param(mean, ops::random_compute_dtype(to_shlo(out.scalar_type()))),
+                            read_param(std, out), std.sizes(), gen);
+}
+
+at::Tensor normal_Tensor_Tensor(const at::Tensor& mean, const at::Tensor& std, std::optional<at::Generator> gen) {
+  auto shape = at::infer_size(mean.sizes(), std.sizes());
+  at::Tensor out = at::empty(shape, mean.options(), at::MemoryFormat::Contiguous);
+  return normal_tensors_out(out, read_param(mean, out), read_param(std, out), shape, gen);
+}
+
+at::Tensor& normal_Tensor_Tensor_out(const at::Tensor& mean, const at::Tensor& std,
+                                     std::optional<at::Generator> gen, at::Tensor& out) {
+  auto shape = at::infer_size(mean.sizes(), std.sizes());
+  return normal_tensors_out(out, read_param(mean, out), read_param(std, out), shape, gen);
+}
+
+// ---- dropout
+
+std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
+  if (input.numel() == 0) return {input, at::empty_like(input, input.options().dtype(at::kBool))};
+  if (train.has_value() && !*train)
+    return {input.clone(), at::ones_like(input, input.options().dtype(at::kBool))};
+  double p1m = 1. - p;
+  // p == 1 drops everything; avoid 1/0.
+  double scale = p1m == 0 ? 0. : 1. / p1m;
+  shlo::Type ty = type_of(input);
+  DType c = ops::random_compute_dtype(ty.dtype);
+  shlo::Type mask_ty{DType::PRED, ty.shape};
+  auto refs = engine::record("native_dropout:" + ty.str(),
+                             {rng_state(std::nullopt, input.device()), read(input), param(p1m, c), param(scale, c)},
+                             {ty, mask_ty}, [](shlo::Builder& b, const Vals& in) {
+                               auto [out, mask] = ops::dropout(b, in[0], in[1], in[2], in[3]);
+                               return Vals{out, mask};
+                             });
+  return {wrap(refs[0], input.device()), wrap(refs[1], input.device())};
+}
+
+at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mask, double scale) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "Mask should be Bool Scalar Type", mask.scalar_type());
+  TORCH_CHECK(grad.sizes() == mask.sizes(), "native_dropout_backward: grad of shape ", grad.sizes(),
+              " and mask of shape ", mask.sizes(), " differ");
+  shlo::Type ty = type_of(grad);
+  DType c = ops::random_compute_dtype(ty.dtype);
+  engine::Ref r = op("native_dropout_backward:" + ty.str(), {read(grad), read(mask), param(scale, c)}, ty,
+                     [](shlo::Builder& b, const Vals& in) {
+                       return Vals{ops::dropout_backward(b, in[0], in[1], in[2])};
+                     });
+  return wrap(r, grad.device());
+}
+
+// ---- permutations and sampling
+
+at::Tensor& randperm_generator_out(c10::SymInt n_, std::optional<at::Generator> gen, at::Tensor& out) {
+  int64_t n = n_.guard_int(__FILE__, __LINE__);
+  TORCH_CHECK(n >= 0, "n must be non-negative, got", n);
+  TORCH_CHECK(!out.is_complex() && out.scalar_type() != at::kBool, "randperm is not implemented for ",
+              out.scalar_type());
+  // The largest value, n - 1, must be exact in the result type.
+  switch (out.scalar_type()) {
+    case at::kHalf: TORCH_CHECK(n <= (int64_t(1) << 11) + 1, "n cannot be greater than 2049 for Half type."); break;
+    case at::kBFloat16:
+      TORCH_CHECK(n <= (int64_t(1) << 8) + 1, "n cannot be greater than 2^8+1 for BFloat16 type.");
+      break;
+    case at::kFloat: TORCH_CHECK(n <= (int64_t(1) << 24) + 1, "n cannot be greater than 2^24+1 for Float type."); break;
+    case at::kDouble:
+      TORCH_CHECK(n <= (int64_t(1) << 53) + 1, "n cannot be greater than 2^53+1 for Double type.");
+      break;
+    default:
+      if (at::isIntegralType(out.scalar_type(), false) && out.element_size() < 8)
+        TORCH_CHECK(n - 1 <= (int64_t(1) << (8 * out.element_size() - (at::isSignedType(out.scalar_type()) ? 1 : 0))) - 1,
+                    "n is too large for result tensor type: '", out.toString(), "'");
+  }
+  at::native::resize_output(out, {n});
+  if (n == 0) return out;
+  DType d = to_shlo(out.scalar_type());
+  write(out, op("randperm:" + std::to_string(n) + ":" + shlo::dtype_name(d), {rng_state(gen, out.device())},
+                shlo::Type{d, {n}}, [n, d](shlo::Builder& b, const Vals& in) {
+                  return Vals{ops::randperm(b, in[0], n, d)};
+                }));
+  return out;
+}
+
+at::Tensor& multinomial_out(const at::Tensor& self, c10::SymInt n, bool replacement, std::optional<at::Generator> gen,
+                            at::Tensor& out) {
+  int64_t n_sample = n.guard_int(__FILE__, __LINE__);
+  TORCH_CHECK(out.device() == self.device(), "multinomial arguments must have the same device");
+  TORCH_CHECK(self.dim() > 0 && self.dim() <= 2, "prob_dist must be 1 or 2 dim");
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()),
+              "multinomial only supports floating-point dtypes for input, got: ", self.scalar_type());
+  TORCH_CHECK(out.scalar_type() == at::kLong, "multinomial expects Long tensor out, got: ", out.scalar_type());
+  TORCH_CHECK(n_sample > 0, "cannot sample n_sample <= 0 samples");
+  int64_t cats = self.size(-1);
+  TORCH_CHECK(replacement || n_sample <= cats, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  TORCH_CHECK(cats <= (int64_t(1) << 24), "number of categories cannot exceed 2^24");
+  // PyTorch also rejects negative, non-finite or all-zero rows; that needs a
+  // device sync per call, so we leave it out (as CUDA kernels do).
+  int64_t rows = self.dim() == 1 ? 1 : self.size(0);
+  if (self.dim() == 1) at::native::resize_output(out, {n_sample});
+  else at::native::resize_output(out, {rows, n_sample});
+  if (out.numel() == 0) return out;
+  std::string key = "multinomial:" + std::to_string(n_sample) + (replacement ? "r" : "");
+  engine::Ref r = op(key, {rng_state(gen, self.device()), read(self)}, type_of(out),
+                     [rows, cats, n_sample, replacement, shape = type_of(out).shape](shlo::Builder& b, const Vals& in) {
+                       shlo::Value p = b.reshape(in[1], {rows, cats});
+                       return Vals{b.reshape(ops::multinomial(b, in[0], p, n_sample, replacement), shape)};
+                     });
+  write(out, r);
+  return out;
+}
+
+at::Tensor multinomial(const at::Tensor& self, c10::SymInt n_sample, bool replacement, std::optional<at::Generator> gen) {
+  at::Tensor out = at::empty({0}, self.options().dtype(at::kLong));
+  return multinomial_out(self, n_sample, replacement, gen, out);
+}
+
+}  // namespace tpu
