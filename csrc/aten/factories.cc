@@ -35,6 +35,21 @@ void resize_range_out(at::Tensor& out, int64_t n) {
   out.resize_({n});
 }
 
+// Stores a range's 1-D value into out, which PyTorch lets keep another
+// shape of the same numel (filled in row-major order).
+void write_range(const at::Tensor& out, engine::Ref v) {
+  if (out.dim() != 1) {
+    shlo::Shape shape = shape_of(out.sizes());
+    std::string key = "range_reshape[";
+    for (int64_t d : shape) key += std::to_string(d) + ",";
+    v = op(key + "]", {v}, shlo::Type{v.type().dtype, shape},
+           [shape](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+             return std::vector<shlo::Value>{b.reshape(in[0], shape)};
+           });
+  }
+  write(out, v);
+}
+
 // The (start, end, step) operands of linspace / logspace, rounded the way
 // PyTorch's CPU kernels round them, in the dtype the lowering computes in.
 struct RangeParams {
@@ -142,7 +157,7 @@ at::Tensor& arange_start_out(const at::Scalar& start, const at::Scalar& end, con
   resize_range_out(out, n);
   if (n == 0) return out;
   shlo::DType d = to_shlo(out.scalar_type());
-  write(out, op("arange:" + std::to_string(n) + ":" + shlo::dtype_name(d), {first, stride}, shlo::Type{d, {n}},
+  write_range(out, op("arange:" + std::to_string(n) + ":" + shlo::dtype_name(d), {first, stride}, shlo::Type{d, {n}},
                 [n, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
                   return std::vector<shlo::Value>{ops::arange(b, in[0], in[1], n, d)};
                 }));
@@ -171,7 +186,7 @@ at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
          range_scalar(static_cast<double>(step), c)};
   });
   shlo::DType d = to_shlo(out.scalar_type());
-  write(out, op("linspace:" + std::to_string(steps) + ":" + shlo::dtype_name(d), {p.start, p.end, p.step},
+  write_range(out, op("linspace:" + std::to_string(steps) + ":" + shlo::dtype_name(d), {p.start, p.end, p.step},
                 shlo::Type{d, {steps}}, [steps, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
                   return std::vector<shlo::Value>{ops::linspace(b, in[0], in[1], in[2], steps, d)};
                 }));
@@ -196,7 +211,7 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
     const double step = static_cast<double>(e - s) / (steps - 1);
     p = {range_scalar(static_cast<double>(s), c), range_scalar(static_cast<double>(e), c), range_scalar(step, c)};
   });
-  write(out, op("logspace:" + std::to_string(steps) + ":" + shlo::dtype_name(d),
+  write_range(out, op("logspace:" + std::to_string(steps) + ":" + shlo::dtype_name(d),
                 {p.start, p.end, p.step, range_scalar(base, c)}, shlo::Type{d, {steps}},
                 [steps, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
                   return std::vector<shlo::Value>{ops::logspace(b, in[0], in[1], in[2], in[3], steps, d)};
@@ -208,7 +223,8 @@ at::Tensor& eye_m_out(c10::SymInt n_, c10::SymInt m_, at::Tensor& out) {
   int64_t n = n_.guard_int(__FILE__, __LINE__), m = m_.guard_int(__FILE__, __LINE__);
   TORCH_CHECK(n >= 0, "n must be greater or equal to 0, got ", n);
   TORCH_CHECK(m >= 0, "m must be greater or equal to 0, got ", m);
-  out.resize_({n, m});
+  // Only a size change may restride out (a same-shaped view is written through).
+  if (out.sizes() != at::IntArrayRef({n, m})) out.resize_({n, m});
   if (out.numel() == 0) return out;
   shlo::DType d = to_shlo(out.scalar_type());
   write(out, op("eye:" + std::to_string(n) + "x" + std::to_string(m) + ":" + shlo::dtype_name(d), {},

@@ -253,7 +253,9 @@ at::Tensor& bernoulli__Tensor(at::Tensor& self, const at::Tensor& p, std::option
 }
 
 at::Tensor& bernoulli_out(const at::Tensor& self, std::optional<at::Generator> gen, at::Tensor& out) {
-  return T::bernoulli_out_impl<BernoulliTensorKernel, NoRng>(out, self, gen);
+  // As PyTorch's bernoulli_out_impl, but a same-shaped out keeps its strides.
+  if (out.sizes() != self.sizes()) out.resize_(self.sizes());
+  return T::bernoulli_impl_<BernoulliTensorKernel, NoRng>(out, self, gen);
 }
 
 at::Tensor& exponential_(at::Tensor& self, double lambd, std::optional<at::Generator> gen) {

@@ -396,6 +396,9 @@ def test_bernoulli_tensor_p():
     out = torch.empty(3, device=TPU)
     torch.bernoulli(P.float(), out=out)
     assert out.shape == (5, 20_000)
+    base = torch.full((4, 3), 7.0, device=TPU)
+    torch.bernoulli(torch.tensor([[1.0, 0, 1, 0]] * 3, device=TPU), out=base.t())  # written through the view
+    assert torch.equal(base.cpu(), torch.tensor([[1.0] * 3, [0] * 3, [1] * 3, [0] * 3]))
     with pytest.raises(RuntimeError, match="bernoulli_ expects p to be in"):
         torch.empty(3, device=TPU).bernoulli_(1.5)
 
