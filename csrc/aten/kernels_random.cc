@@ -33,16 +33,38 @@ shlo::Type type_of(const at::Tensor& t) { return shlo::Type{to_shlo(t.scalar_typ
 engine::Ref param(double v, DType c) { return scalar_of(at::Scalar(v), c); }
 
 // Records `name` over (state, extra...) producing a value shaped like self,
-// and stores it into self.
-void fill(at::Tensor& self, const std::string& name, const std::optional<at::Generator>& gen,
+// and stores it into self. A complex self gets its real and imaginary parts
+// from one real draw of shape [2, ...] (PyTorch fills view_as_real(self)).
+void fill(const at::Tensor& self, const std::string& name, const std::optional<at::Generator>& gen,
           std::vector<engine::Ref> extra,
           std::function<shlo::Value(shlo::Builder&, const Vals&, const shlo::Type&)> lower) {
   if (self.numel() == 0) return;
   shlo::Type ty = type_of(self);
   extra.insert(extra.begin(), rng_state(gen, self.device()));
-  write(self, op(name + ":" + ty.str(), std::move(extra), ty,
-                 [ty, lower](shlo::Builder& b, const Vals& in) { return Vals{lower(b, in, ty)}; }));
+  engine::Lowering l;
+  if (shlo::is_complex(ty.dtype)) {
+    shlo::Type parts{ty.dtype == DType::C128 ? DType::F64 : DType::F32, ty.shape};
+    parts.shape.insert(parts.shape.begin(), 2);
+    l = [parts, lower](shlo::Builder& b, const Vals& in) {
+      return Vals{ops::complex_from_parts(b, lower(b, in, parts))};
+    };
+  } else {
+    l = [ty, lower](shlo::Builder& b, const Vals& in) { return Vals{lower(b, in, ty)}; };
+  }
+  write(self, op(name + ":" + ty.str(), std::move(extra), ty, std::move(l)));
 }
+
+// The real dtype a random fill of self computes its parameters in.
+DType param_dtype(const at::Tensor& self) {
+  DType d = to_shlo(self.scalar_type());
+  if (d == DType::C128) return DType::F64;
+  if (d == DType::C64) return DType::F32;
+  return ops::random_compute_dtype(d);
+}
+
+// Checks uniform_'s bounds for a complex self like PyTorch does for its
+// view_as_real, then fills both parts.
+void uniform_fill(const at::Tensor& self, double from, double to, const std::optional<at::Generator>& gen);
 
 void check_floating(const at::Tensor& self, const char* what) {
   TORCH_CHECK(at::isFloatingType(self.scalar_type()), "\"", what, "\" not implemented for '",
@@ -53,18 +75,22 @@ void check_floating(const at::Tensor& self, const char* what) {
 // argument checks). The template parameter is unused: we need no host RNG.
 struct NoRng {};
 
+void uniform_fill(const at::Tensor& self, double from, double to, const std::optional<at::Generator>& gen) {
+  DType c = param_dtype(self);
+  fill(self, "uniform", gen, {param(from, c), param(to, c)},
+       [](shlo::Builder& b, const Vals& in, const shlo::Type& t) { return ops::uniform(b, in[0], in[1], in[2], t); });
+}
+
 template <class>
 struct UniformKernel {
   void operator()(at::TensorIteratorBase& iter, double from, double to, std::optional<at::Generator> gen) {
-    at::Tensor self = iter.tensor(0);
-    DType c = ops::random_compute_dtype(to_shlo(self.scalar_type()));
-    fill(self, "uniform", gen, {param(from, c), param(to, c)},
-         [](shlo::Builder& b, const Vals& in, const shlo::Type& t) { return ops::uniform(b, in[0], in[1], in[2], t); });
+    uniform_fill(iter.tensor(0), from, to, gen);
   }
 };
 
 void normal_fill(at::Tensor& self, engine::Ref mean, engine::Ref std, const std::optional<at::Generator>& gen) {
-  check_floating(self, "normal_kernel_tpu");
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || self.is_complex(), "\"normal_kernel_tpu\" not implemented for '",
+              at::toString(self.scalar_type()), "'");
   fill(self, "normal", gen, {std::move(mean), std::move(std)},
        [](shlo::Builder& b, const Vals& in, const shlo::Type& t) { return ops::normal(b, in[0], in[1], in[2], t); });
 }
@@ -73,8 +99,7 @@ template <class>
 struct NormalKernel {
   void operator()(const at::TensorBase& base, double mean, double std, std::optional<at::Generator> gen) {
     at::Tensor self(base);
-    check_floating(self, "normal_kernel_tpu");
-    DType c = ops::random_compute_dtype(to_shlo(self.scalar_type()));
+    DType c = param_dtype(self);
     normal_fill(self, param(mean, c), param(std, c), gen);
   }
 };
@@ -225,10 +250,26 @@ engine::Ref read_param(const at::Tensor& t, const at::Tensor& out) {
 // ---- in-place random fills
 
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
+  if (self.is_complex()) {
+    // PyTorch fills view_as_real(self); its bounds checks are those of the
+    // real dtype, done here on a real stand-in of no elements.
+    at::Tensor probe = at::empty({0}, self.options().dtype(c10::toRealValueType(self.scalar_type())));
+    T::uniform_impl_<UniformKernel, NoRng>(probe, from, to, gen);
+    uniform_fill(self, from, to, gen);
+    return self;
+  }
   return T::uniform_impl_<UniformKernel, NoRng>(self, from, to, gen);
 }
 
 at::Tensor& normal_(at::Tensor& self, double mean, double std, std::optional<at::Generator> gen) {
+  if (self.is_complex()) {
+    TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
+    if (self.numel() == 0) return self;
+    // Each part gets half the variance, as PyTorch's complex normal_.
+    DType c = param_dtype(self);
+    normal_fill(self, param(mean, c), param(std / std::sqrt(2.0), c), gen);
+    return self;
+  }
   return T::normal_impl_<NormalKernel, NoRng>(self, mean, std, gen);
 }
 

@@ -119,6 +119,12 @@ Value standard_normal(Builder& b, Value state, const Shape& shape, DType c) {
   return b.mul(radius, b.unary("cosine", angle));
 }
 
+Value complex_from_parts(Builder& b, Value parts) {
+  Shape shape(parts.shape().begin() + 1, parts.shape().end());
+  DType c = parts.dtype() == DType::F64 ? DType::C128 : DType::C64;
+  return b.op1("stablehlo.complex", {row(b, parts, 0, shape), row(b, parts, 1, shape)}, Type{c, shape});
+}
+
 Value uniform(Builder& b, Value state, Value from, Value to, const Type& out) {
   DType c = random_compute_dtype(out.dtype);
   Value u = unit_uniform(b, state, out.shape, c, random_digits(out.dtype), Interval::ClosedOpen);

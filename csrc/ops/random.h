@@ -41,6 +41,10 @@ Value unit_uniform(Builder& b, Value state, const Shape& shape, DType c, int dig
 // Standard normal floats of dtype c (Box-Muller).
 Value standard_normal(Builder& b, Value state, const Shape& shape, DType c);
 
+// Complex values from a [2, shape...] float value: row 0 real, row 1
+// imaginary (complex random fills draw both parts like a real [..., 2]).
+Value complex_from_parts(Builder& b, Value parts);
+
 // ---- distributions. Parameters are 0-d (or already out-shaped) values of
 // random_compute_dtype(out.dtype) unless said otherwise.
 

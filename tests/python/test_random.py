@@ -520,3 +520,18 @@ def test_multinomial_without_replacement():
         torch.multinomial(torch.ones(3, device=TPU), 4)
     with pytest.raises(RuntimeError, match="floating"):
         torch.multinomial(torch.ones(3, dtype=torch.int64, device=TPU), 1)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_fills(dtype):
+    z = torch.randn(N, dtype=dtype, device=TPU)
+    assert z.dtype == dtype
+    h = z.cpu()
+    # Each part carries half the variance, so E|z|^2 = 1.
+    assert_moments(h.real.double(), 0.0, math.sqrt(0.5), 0.02, 0.02)
+    assert_moments(h.imag.double(), 0.0, math.sqrt(0.5), 0.02, 0.02)
+    u = torch.empty(N, dtype=dtype, device=TPU).uniform_(-1, 2).cpu()
+    for part in (u.real, u.imag):
+        assert part.min() >= -1 and part.max() < 2 and abs(part.double().mean().item() - 0.5) < 0.03
+    with pytest.raises(RuntimeError, match="uniform_ expects"):
+        torch.empty(3, dtype=dtype, device=TPU).uniform_(3, 2)
