@@ -241,7 +241,7 @@ at::Tensor& normal_tensors_out(at::Tensor& out, engine::Ref mean, engine::Ref st
 }
 
 engine::Ref read_param(const at::Tensor& t, const at::Tensor& out) {
-  TORCH_CHECK(!t.is_complex(), "normal expects standard deviation to be non-complex");
+  TORCH_CHECK(!t.is_complex(), "normal expects a non-complex mean and standard deviation");
   return read_as(t, ops::random_compute_dtype(to_shlo(out.scalar_type())));
 }
 

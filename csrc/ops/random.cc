@@ -1,3 +1,4 @@
+// Lowerings of random distributions and range factories (see random.h).
 #include "ops/random.h"
 
 #include <cmath>
