@@ -665,3 +665,33 @@ def test_addcmul_addcdiv(name):
     if name == "addcdiv":
         with pytest.raises(RuntimeError, match="Integer division"):
             fn(*(rand([3], torch.int64).to(TPU) for _ in range(3)))
+
+
+# ----------------------------------------------------------------- gradients
+
+GRAD_FNS = {
+    "exp": torch.exp, "log": lambda x: torch.log(x.abs() + 0.5), "sqrt": lambda x: torch.sqrt(x.abs() + 0.1),
+    "rsqrt": lambda x: torch.rsqrt(x.abs() + 0.5), "sin": torch.sin, "cos": torch.cos, "tan": torch.tan,
+    "erf": torch.erf, "expm1": torch.expm1, "log1p": lambda x: torch.log1p(x.abs()), "abs": torch.abs,
+    "neg": torch.neg, "reciprocal": lambda x: torch.reciprocal(x.abs() + 0.5), "sign": torch.sign,
+    "round": torch.round, "pow_scalar": lambda x: x ** 3, "pow_tensor": lambda x: (x.abs() + 0.5) ** x,
+    "rpow": lambda x: 2 ** x, "atan2": lambda x: torch.atan2(x, x.t()),
+    "maximum": lambda x: torch.maximum(x, x.t()), "fmin": lambda x: torch.fmin(x, x.t()),
+    "hypot": lambda x: torch.hypot(x, x.t() + 2), "lerp": lambda x: torch.lerp(x, x.t(), 0.3),
+    "addcmul": lambda x: torch.addcmul(x, x, x.t(), value=0.5),
+    "addcdiv": lambda x: torch.addcdiv(x, x, x.t().abs() + 1, value=0.5),
+    "xlogy": lambda x: torch.xlogy(x, x.abs() + 1), "copysign": lambda x: torch.copysign(x, x.t()),
+    "clamp_tensor": lambda x: torch.clamp(x, x.t() - 1, x.t() + 1),
+    "remainder": lambda x: torch.remainder(x, 1.5),
+}
+
+
+@pytest.mark.parametrize("name", list(GRAD_FNS))
+def test_math_gradient(name):
+    fn = GRAD_FNS[name]
+    x = rand([5, 5], lo=-1.2, hi=1.2)  # square: x.t() is the second operand
+    g = rand([5, 5])
+    xc, xt = x.clone().requires_grad_(), x.to(TPU).requires_grad_()
+    fn(xc).backward(g)
+    fn(xt).backward(g.to(TPU))
+    assert_close(xt.grad, xc.grad)
