@@ -247,6 +247,55 @@ TPU_EW_ADDC(addcdiv) TPU_EW_ADDC(addcmul)
 // ---- kernels_norm.cc (layer norm, rms norm)
 
 // ---- kernels_linalg.cc (matmul family, attention)
+int64_t _fused_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                          const std::optional<at::Tensor>& mask, double dropout_p, bool is_causal,
+                          std::optional<double> scale, bool enable_gqa);
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor, at::Tensor,
+           at::Tensor>
+_scaled_dot_product_fused_attention_overrideable(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                                                 const std::optional<at::Tensor>& attn_bias, double dropout_p,
+                                                 bool is_causal, bool return_debug_mask,
+                                                 std::optional<double> scale);
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> _scaled_dot_product_fused_attention_overrideable_backward(
+    const at::Tensor& grad_out, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+    const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& out,
+    const at::Tensor& logsumexp, const at::Tensor& cum_seq_q, const at::Tensor& cum_seq_k, c10::SymInt max_q,
+    c10::SymInt max_k, double dropout_p, bool is_causal, const at::Tensor& philox_seed,
+    const at::Tensor& philox_offset, std::optional<double> scale);
+at::Tensor addbmm(const at::Tensor& s, const at::Tensor& b1, const at::Tensor& b2, const at::Scalar& beta,
+                  const at::Scalar& alpha);
+at::Tensor& addbmm_(at::Tensor& s, const at::Tensor& b1, const at::Tensor& b2, const at::Scalar& beta,
+                    const at::Scalar& alpha);
+at::Tensor& addbmm_out(const at::Tensor& s, const at::Tensor& b1, const at::Tensor& b2, const at::Scalar& beta,
+                       const at::Scalar& alpha, at::Tensor& out);
+at::Tensor addmm(const at::Tensor& s, const at::Tensor& m1, const at::Tensor& m2, const at::Scalar& beta,
+                 const at::Scalar& alpha);
+at::Tensor& addmm_(at::Tensor& s, const at::Tensor& m1, const at::Tensor& m2, const at::Scalar& beta,
+                   const at::Scalar& alpha);
+at::Tensor& addmm_out(const at::Tensor& s, const at::Tensor& m1, const at::Tensor& m2, const at::Scalar& beta,
+                      const at::Scalar& alpha, at::Tensor& out);
+at::Tensor addmv(const at::Tensor& s, const at::Tensor& mat, const at::Tensor& vec, const at::Scalar& beta,
+                 const at::Scalar& alpha);
+at::Tensor& addmv_(at::Tensor& s, const at::Tensor& mat, const at::Tensor& vec, const at::Scalar& beta,
+                   const at::Scalar& alpha);
+at::Tensor& addmv_out(const at::Tensor& s, const at::Tensor& mat, const at::Tensor& vec, const at::Scalar& beta,
+                      const at::Scalar& alpha, at::Tensor& out);
+at::Tensor baddbmm(const at::Tensor& s, const at::Tensor& b1, const at::Tensor& b2, const at::Scalar& beta,
+                   const at::Scalar& alpha);
+at::Tensor& baddbmm_(at::Tensor& s, const at::Tensor& b1, const at::Tensor& b2, const at::Scalar& beta,
+                     const at::Scalar& alpha);
+at::Tensor& baddbmm_out(const at::Tensor& s, const at::Tensor& b1, const at::Tensor& b2, const at::Scalar& beta,
+                        const at::Scalar& alpha, at::Tensor& out);
+at::Tensor bmm(const at::Tensor& s, const at::Tensor& m2);
+at::Tensor& bmm_out(const at::Tensor& s, const at::Tensor& m2, at::Tensor& out);
+at::Tensor dot(const at::Tensor& s, const at::Tensor& o);
+at::Tensor& dot_out(const at::Tensor& s, const at::Tensor& o, at::Tensor& out);
+at::Tensor mm(const at::Tensor& s, const at::Tensor& m2);
+at::Tensor& mm_out(const at::Tensor& s, const at::Tensor& m2, at::Tensor& out);
+at::Tensor mv(const at::Tensor& s, const at::Tensor& vec);
+at::Tensor& mv_out(const at::Tensor& s, const at::Tensor& vec, at::Tensor& out);
+at::Tensor vdot(const at::Tensor& s, const at::Tensor& o);
+at::Tensor& vdot_out(const at::Tensor& s, const at::Tensor& o, at::Tensor& out);
 
 // ---- kernels_indexing.cc (gather/scatter, index, cat, sort, pad, tri)
 

@@ -338,6 +338,32 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // ---- norms (kernels_norm.cc)
 
   // ---- matmul family, attention (kernels_linalg.cc)
+  m.impl("_fused_sdp_choice", &_fused_sdp_choice);
+  m.impl("_scaled_dot_product_fused_attention_overrideable", &_scaled_dot_product_fused_attention_overrideable);
+  m.impl("_scaled_dot_product_fused_attention_overrideable_backward",
+         &_scaled_dot_product_fused_attention_overrideable_backward);
+  m.impl("addbmm", &addbmm);
+  m.impl("addbmm.out", &addbmm_out);
+  m.impl("addbmm_", &addbmm_);
+  m.impl("addmm", &addmm);
+  m.impl("addmm.out", &addmm_out);
+  m.impl("addmm_", &addmm_);
+  m.impl("addmv", &addmv);
+  m.impl("addmv.out", &addmv_out);
+  m.impl("addmv_", &addmv_);
+  m.impl("baddbmm", &baddbmm);
+  m.impl("baddbmm.out", &baddbmm_out);
+  m.impl("baddbmm_", &baddbmm_);
+  m.impl("bmm", &bmm);
+  m.impl("bmm.out", &bmm_out);
+  m.impl("dot", &dot);
+  m.impl("dot.out", &dot_out);
+  m.impl("mm", &mm);
+  m.impl("mm.out", &mm_out);
+  m.impl("mv", &mv);
+  m.impl("mv.out", &mv_out);
+  m.impl("vdot", &vdot);
+  m.impl("vdot.out", &vdot_out);
 
   // ---- indexing, gather/scatter, cat, sort, pad (kernels_indexing.cc)
 

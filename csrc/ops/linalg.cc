@@ -1,0 +1,72 @@
+#include "ops/linalg.h"
+
+#include <algorithm>
+
+#include "ops/elementwise.h"
+
+namespace ops {
+
+using shlo::DType;
+
+DType accumulate_dtype(DType t) { return t == DType::F16 || t == DType::BF16 ? DType::F32 : t; }
+
+Value contract(Builder& b, Value x, Value y, const std::vector<int64_t>& xb, const std::vector<int64_t>& yb,
+               const std::vector<int64_t>& xc, const std::vector<int64_t>& yc) {
+  auto has = [](const std::vector<int64_t>& v, int64_t d) { return std::find(v.begin(), v.end(), d) != v.end(); };
+  shlo::Shape s;
+  for (int64_t d : xb) s.push_back(x.shape()[d]);
+  for (int64_t i = 0; i < x.rank(); ++i)
+    if (!has(xb, i) && !has(xc, i)) s.push_back(x.shape()[i]);
+  for (int64_t i = 0; i < y.rank(); ++i)
+    if (!has(yb, i) && !has(yc, i)) s.push_back(y.shape()[i]);
+  std::string dn = "dot_dimension_numbers = #stablehlo.dot<";
+  if (!xb.empty())
+    dn += "lhs_batching_dimensions = " + shlo::i64_list(xb) + ", rhs_batching_dimensions = " + shlo::i64_list(yb) +
+          ", ";
+  dn += "lhs_contracting_dimensions = " + shlo::i64_list(xc) +
+        ", rhs_contracting_dimensions = " + shlo::i64_list(yc) + ">";
+  // PyTorch's float32 matmul precision defaults to "highest"; without this
+  // a TPU would multiply f32 in a single bf16 pass. The low-precision inputs
+  // go in as they are and come out in f32 (preferred element type), which
+  // is what the MXU does natively and what the CPU's f32 accumulation gives.
+  dn += ", precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]";
+  return b.op1("stablehlo.dot_general", {x, y}, shlo::Type{accumulate_dtype(x.dtype()), s}, dn);
+}
+
+Value mm(Builder& b, Value x, Value y) { return b.convert(contract(b, x, y, {}, {}, {1}, {0}), x.dtype()); }
+
+Value bmm(Builder& b, Value x, Value y) { return b.convert(contract(b, x, y, {0}, {0}, {2}, {1}), x.dtype()); }
+
+Value mv(Builder& b, Value mat, Value vec) { return b.convert(contract(b, mat, vec, {}, {}, {1}, {0}), mat.dtype()); }
+
+Value dot(Builder& b, Value x, Value y) { return b.convert(contract(b, x, y, {}, {}, {0}, {0}), x.dtype()); }
+
+Value add_scaled(Builder& b, Value self, Value product, Value beta, Value alpha, DType out) {
+  DType acc = product.dtype();
+  Value p = b.mul(product, splat(b, alpha, product));
+  Value s = b.broadcast_to(convert(b, self, acc), product.shape());
+  Value bs = splat(b, beta, product);
+  // A select, not a multiply by zero: 0 * NaN would propagate.
+  Value zero = b.constant(acc, 0, product.shape());
+  Value scaled = b.select(b.compare(shlo::Cmp::EQ, bs, zero), zero, b.mul(s, bs));
+  return convert(b, b.add(scaled, p), out);
+}
+
+Value addmm(Builder& b, Value self, Value m1, Value m2, Value beta, Value alpha) {
+  return add_scaled(b, self, contract(b, m1, m2, {}, {}, {1}, {0}), beta, alpha, m1.dtype());
+}
+
+Value baddbmm(Builder& b, Value self, Value b1, Value b2, Value beta, Value alpha) {
+  return add_scaled(b, self, contract(b, b1, b2, {0}, {0}, {2}, {1}), beta, alpha, b1.dtype());
+}
+
+Value addbmm(Builder& b, Value self, Value b1, Value b2, Value beta, Value alpha) {
+  // Contracting the batch dim together with k sums the per-batch products.
+  return add_scaled(b, self, contract(b, b1, b2, {}, {}, {0, 2}, {0, 1}), beta, alpha, b1.dtype());
+}
+
+Value addmv(Builder& b, Value self, Value mat, Value vec, Value beta, Value alpha) {
+  return add_scaled(b, self, contract(b, mat, vec, {}, {}, {1}, {0}), beta, alpha, mat.dtype());
+}
+
+}  // namespace ops
