@@ -57,6 +57,69 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   // ---- matmul family, attention (kernels_linalg.cc)
 
   // ---- indexing, gather/scatter, cat, sort, pad (kernels_indexing.cc)
+  m.impl("_index_put_impl_", &_index_put_impl_);
+  m.impl("_unique2", &_unique2);
+  m.impl("cat", &cat);
+  m.impl("cat.out", &cat_out);
+  m.impl("constant_pad_nd", &constant_pad_nd);
+  m.impl("embedding_dense_backward", &embedding_dense_backward);
+  m.impl("flip", &flip);
+  m.impl("gather", &gather);
+  m.impl("gather.out", &gather_out);
+  m.impl("index.Tensor", &index_Tensor);
+  m.impl("index.Tensor_out", &index_Tensor_out);
+  m.impl("index_add", &index_add);
+  m.impl("index_add.out", &index_add_out);
+  m.impl("index_add_", &index_add_);
+  m.impl("index_copy", &index_copy);
+  m.impl("index_copy.out", &index_copy_out);
+  m.impl("index_copy_", &index_copy_);
+  m.impl("index_fill_.int_Scalar", &index_fill__int_Scalar);
+  m.impl("index_fill_.int_Tensor", &index_fill__int_Tensor);
+  m.impl("index_select", &index_select);
+  m.impl("index_select.out", &index_select_out);
+  m.impl("kthvalue", &kthvalue);
+  m.impl("kthvalue.values", &kthvalue_values);
+  m.impl("masked_scatter_", &masked_scatter_);
+  m.impl("median", &median);
+  m.impl("median.dim_values", &median_dim_values);
+  m.impl("nanmedian", &nanmedian);
+  m.impl("nanmedian.dim_values", &nanmedian_dim_values);
+  m.impl("nonzero", &nonzero);
+  m.impl("nonzero.out", &nonzero_out);
+  m.impl("nonzero_static", &nonzero_static);
+  m.impl("nonzero_static.out", &nonzero_static_out);
+  m.impl("roll", &roll);
+  m.impl("scatter.reduce", &scatter_reduce);
+  m.impl("scatter.reduce_out", &scatter_reduce_out);
+  m.impl("scatter.src", &scatter_src);
+  m.impl("scatter.src_out", &scatter_src_out);
+  m.impl("scatter.value", &scatter_value);
+  m.impl("scatter.value_out", &scatter_value_out);
+  m.impl("scatter.value_reduce", &scatter_value_reduce);
+  m.impl("scatter.value_reduce_out", &scatter_value_reduce_out);
+  m.impl("scatter_.reduce", &scatter__reduce);
+  m.impl("scatter_.src", &scatter__src);
+  m.impl("scatter_.value", &scatter__value);
+  m.impl("scatter_.value_reduce", &scatter__value_reduce);
+  m.impl("scatter_add", &scatter_add);
+  m.impl("scatter_add.out", &scatter_add_out);
+  m.impl("scatter_add_", &scatter_add_);
+  m.impl("scatter_reduce.two", &scatter_reduce_two);
+  m.impl("scatter_reduce.two_out", &scatter_reduce_two_out);
+  m.impl("scatter_reduce_.two", &scatter_reduce__two);
+  m.impl("sort.stable", &sort_stable);
+  m.impl("sort.values_stable", &sort_values_stable);
+  m.impl("take", &take);
+  m.impl("take.out", &take_out);
+  m.impl("topk", &topk);
+  m.impl("topk.values", &topk_values);
+  m.impl("tril", &tril);
+  m.impl("tril.out", &tril_out);
+  m.impl("tril_", &tril_);
+  m.impl("triu", &triu);
+  m.impl("triu.out", &triu_out);
+  m.impl("triu_", &triu_);
 
   // ---- random, dropout, ranges (kernels_random.cc)
 }
