@@ -1,0 +1,359 @@
+#include "ops/indexing.h"
+
+#include <algorithm>
+#include <stdexcept>
+
+#include "ops/elementwise.h"
+
+namespace ops {
+
+using shlo::DType;
+using shlo::Shape;
+using shlo::Type;
+
+namespace {
+
+std::vector<int64_t> range(int64_t n) {
+  std::vector<int64_t> r(n);
+  for (int64_t i = 0; i < n; ++i) r[i] = i;
+  return r;
+}
+
+int64_t max_extent(const Shape& s) {
+  int64_t m = 1;
+  for (int64_t d : s) m = std::max(m, d);
+  return m;
+}
+
+// idx converted to the index type it; negatives wrapped by `size` if wrap.
+Value to_index(Builder& b, Value idx, DType it, int64_t size, bool wrap) {
+  Value v = b.convert(idx, it);
+  if (!wrap || !shlo::is_signed_int(idx.dtype())) return v;
+  Value neg = b.compare(shlo::Cmp::LT, v, b.constant(it, 0, v.shape()));
+  return b.select(neg, b.add(v, b.constant(it, static_cast<double>(size), v.shape())), v);
+}
+
+// The scatter body for a combine mode; booleans combine logically.
+std::string body_of(Combine c, DType t) {
+  bool pred = t == DType::PRED;
+  switch (c) {
+    case Combine::Replace: return "";
+    case Combine::Add: return pred ? "or" : "add";
+    case Combine::Mul: return pred ? "and" : "multiply";
+    case Combine::Max: return pred ? "or" : "maximum";
+    case Combine::Min: return pred ? "and" : "minimum";
+  }
+  return "";
+}
+
+// Full coordinates for gather/scatter along dim: [idx.shape..., rank] where
+// component d is the element's own position for d != dim and idx for dim.
+Value full_indices(Builder& b, Value idx, int64_t dim) {
+  int64_t n = idx.rank();
+  Shape s = idx.shape();
+  s.push_back(1);
+  std::vector<Value> parts;
+  for (int64_t d = 0; d < n; ++d)
+    parts.push_back(d == dim ? b.reshape(idx, s) : b.iota(Type{idx.dtype(), s}, d));
+  return b.concatenate(parts, n);
+}
+
+Value splat_to(Builder& b, Value scalar, const Shape& shape) { return b.broadcast_in_dim(scalar, shape, {}); }
+
+// Positions of the non-indexed dims of x inside the advanced-indexing result.
+std::vector<int64_t> offset_dims_of(int64_t rank, const std::vector<int64_t>& dims, int64_t m) {
+  int64_t k = static_cast<int64_t>(dims.size());
+  bool consecutive = dims.back() - dims.front() == k - 1;
+  int64_t out_rank = rank - k + m;
+  std::vector<int64_t> off;
+  if (consecutive) {
+    for (int64_t i = 0; i < dims.front(); ++i) off.push_back(i);
+    for (int64_t i = dims.front() + m; i < out_rank; ++i) off.push_back(i);
+  } else {
+    for (int64_t i = m; i < out_rank; ++i) off.push_back(i);
+  }
+  return off;
+}
+
+// The [B..., k] coordinate tensor of advanced indexing.
+Value stacked_indices(Builder& b, const Shape& xs, const std::vector<int64_t>& dims,
+                      const std::vector<Value>& idx, const Shape& B) {
+  DType it = index_type(max_extent(xs));
+  Shape s = B;
+  s.push_back(1);
+  std::vector<Value> parts;
+  for (size_t i = 0; i < idx.size(); ++i) {
+    Value v = to_index(b, idx[i], it, xs[dims[i]], true);
+    parts.push_back(b.reshape(b.broadcast_to(v, B), s));
+  }
+  return b.concatenate(parts, static_cast<int64_t>(B.size()));
+}
+
+}  // namespace
+
+DType index_type(int64_t extent) { return extent < (int64_t{1} << 31) ? DType::S32 : DType::S64; }
+
+Value index_bounds(Builder& b, Value idx) {
+  Value flat = b.convert(b.reshape(idx, {shlo::numel(idx.shape())}), DType::S64);
+  Value mn = b.reduce(flat, b.highest(DType::S64), {0}, "minimum");
+  Value mx = b.reduce(flat, b.lowest(DType::S64), {0}, "maximum");
+  return b.concatenate({b.reshape(mn, {1}), b.reshape(mx, {1})}, 0);
+}
+
+Value gather_dim(Builder& b, Value x, int64_t dim, Value idx) {
+  if (x.rank() == 0 || idx.rank() == 0) {
+    Shape out = idx.shape();
+    Value xx = x.rank() == 0 ? b.reshape(x, {1}) : x;
+    Value ii = idx.rank() == 0 ? b.reshape(idx, Shape(xx.rank(), 1)) : idx;
+    return b.reshape(gather_dim(b, xx, dim, ii), out);
+  }
+  int64_t n = x.rank();
+  if (shlo::numel(idx.shape()) == 0) return b.constant(x.dtype(), 0, idx.shape());
+  Value ind = full_indices(b, to_index(b, idx, index_type(max_extent(x.shape())), 0, false), dim);
+  std::vector<int64_t> all = range(n);
+  return b.gather(x, ind, {}, all, all, n, Shape(n, 1), idx.shape());
+}
+
+Value scatter_dim(Builder& b, Value x, int64_t dim, Value idx, Value src, Combine c) {
+  if (x.rank() == 0 || idx.rank() == 0) {
+    Value xx = x.rank() == 0 ? b.reshape(x, {1}) : x;
+    Value ii = idx.rank() == 0 ? b.reshape(idx, Shape(xx.rank(), 1)) : idx;
+    // Only src's first element can be read when the index has one element.
+    Value ss = src.rank() == 0 ? src
+                               : b.reshape(b.slice(src, Shape(src.rank(), 0), Shape(src.rank(), 1), Shape(src.rank(), 1)),
+                                           Shape(xx.rank(), 1));
+    return b.reshape(scatter_dim(b, xx, dim, ii, ss, c), x.shape());
+  }
+  int64_t n = x.rank();
+  if (shlo::numel(idx.shape()) == 0 || shlo::numel(x.shape()) == 0) return x;
+  Value upd = b.convert(src, x.dtype());
+  if (upd.rank() == 0) {
+    upd = splat_to(b, upd, idx.shape());
+  } else if (upd.shape() != idx.shape()) {
+    upd = b.slice(upd, Shape(n, 0), idx.shape(), Shape(n, 1));
+  }
+  Value ind = full_indices(b, to_index(b, idx, index_type(max_extent(x.shape())), 0, false), dim);
+  std::vector<int64_t> all = range(n);
+  return b.scatter(x, ind, upd, {}, all, all, n, body_of(c, x.dtype()));
+}
+
+Value scatter_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, const std::string& reduce,
+                     bool include_self) {
+  DType t = x.dtype();
+  Combine c = reduce == "prod" ? Combine::Mul
+              : reduce == "amax" ? Combine::Max
+              : reduce == "amin" ? Combine::Min
+                                 : Combine::Add;
+  Value base = x;
+  if (!include_self) {
+    // Targets start from the reduction's identity so only src contributes.
+    Value init = c == Combine::Mul   ? b.constant(t, 1)
+                 : c == Combine::Max ? b.lowest(t)
+                 : c == Combine::Min ? b.highest(t)
+                                     : b.zero(t);
+    base = scatter_dim(b, x, dim, idx, init, Combine::Replace);
+  }
+  Value r = scatter_dim(b, base, dim, idx, src, c);
+  if (reduce != "mean") return r;
+  Value cnt = scatter_dim(b, b.constant(t, include_self ? 1 : 0, x.shape()), dim, idx, b.constant(t, 1), Combine::Add);
+  Value one = b.constant(t, 1, x.shape());
+  cnt = b.select(b.compare(shlo::Cmp::EQ, cnt, b.constant(t, 0, x.shape())), one, cnt);
+  return shlo::is_float(t) ? b.div(r, cnt) : div(b, r, cnt, "floor");
+}
+
+Value index_select(Builder& b, Value x, int64_t dim, Value idx) {
+  if (x.rank() == 0) {
+    Value r = index_select(b, b.reshape(x, {1}), 0, b.reshape(idx, {shlo::numel(idx.shape())}));
+    return b.reshape(r, {});
+  }
+  if (idx.rank() == 0) idx = b.reshape(idx, {1});
+  Shape out = x.shape();
+  out[dim] = idx.shape()[0];
+  if (shlo::numel(out) == 0) return b.constant(x.dtype(), 0, out);
+  Value ii = to_index(b, idx, index_type(x.shape()[dim]), 0, false);
+  std::vector<int64_t> off;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (d != dim) off.push_back(d);
+  Shape slice = x.shape();
+  slice[dim] = 1;
+  return b.gather(x, ii, off, {dim}, {dim}, 1, slice, out);
+}
+
+Value index_scatter(Builder& b, Value x, int64_t dim, Value idx, Value src, Combine c, bool wrap) {
+  if (x.rank() == 0) {
+    int64_t L = shlo::numel(idx.shape());
+    Value ss = src.rank() == 0 ? src : b.reshape(src, {L});
+    return b.reshape(index_scatter(b, b.reshape(x, {1}), 0, b.reshape(idx, {L}), ss, c, wrap), {});
+  }
+  if (idx.rank() == 0) idx = b.reshape(idx, {1});
+  Shape us = x.shape();
+  us[dim] = idx.shape()[0];
+  if (shlo::numel(us) == 0) return x;
+  Value upd = b.convert(src, x.dtype());
+  upd = upd.rank() == 0 ? splat_to(b, upd, us) : b.reshape(upd, us);
+  Value ii = to_index(b, idx, index_type(x.shape()[dim]), x.shape()[dim], wrap);
+  std::vector<int64_t> win;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (d != dim) win.push_back(d);
+  return b.scatter(x, ii, upd, win, {dim}, {dim}, 1, body_of(c, x.dtype()));
+}
+
+Value index_add(Builder& b, Value x, int64_t dim, Value idx, Value src, Value alpha) {
+  Value s = b.convert(src, x.dtype());
+  Value a = b.broadcast_in_dim(b.convert(alpha, x.dtype()), s.shape(), {});
+  s = x.dtype() == DType::PRED ? b.op1("stablehlo.and", {s, a}, s.type) : b.mul(s, a);
+  return index_scatter(b, x, dim, idx, s, Combine::Add, false);
+}
+
+Shape advanced_index_shape(const Shape& x, const std::vector<int64_t>& dims, const Shape& B) {
+  int64_t k = static_cast<int64_t>(dims.size());
+  bool consecutive = dims.back() - dims.front() == k - 1;
+  Shape out;
+  if (consecutive) {
+    for (int64_t i = 0; i < dims.front(); ++i) out.push_back(x[i]);
+    out.insert(out.end(), B.begin(), B.end());
+    for (int64_t i = dims.back() + 1; i < static_cast<int64_t>(x.size()); ++i) out.push_back(x[i]);
+  } else {
+    out = B;
+    for (int64_t i = 0; i < static_cast<int64_t>(x.size()); ++i)
+      if (std::find(dims.begin(), dims.end(), i) == dims.end()) out.push_back(x[i]);
+  }
+  return out;
+}
+
+Value advanced_index(Builder& b, Value x, const std::vector<int64_t>& dims, const std::vector<Value>& idx,
+                     const Shape& B) {
+  Shape out = advanced_index_shape(x.shape(), dims, B);
+  if (shlo::numel(out) == 0) return b.constant(x.dtype(), 0, out);
+  Value ind = stacked_indices(b, x.shape(), dims, idx, B);
+  Shape slice = x.shape();
+  for (int64_t d : dims) slice[d] = 1;
+  int64_t m = static_cast<int64_t>(B.size());
+  return b.gather(x, ind, offset_dims_of(x.rank(), dims, m), dims, dims, m, slice, out);
+}
+
+Value advanced_index_put(Builder& b, Value x, const std::vector<int64_t>& dims, const std::vector<Value>& idx,
+                         const Shape& B, Value values, bool accumulate) {
+  Shape out = advanced_index_shape(x.shape(), dims, B);
+  if (shlo::numel(out) == 0) return x;
+  Value ind = stacked_indices(b, x.shape(), dims, idx, B);
+  Value upd = b.broadcast_to(b.convert(values, x.dtype()), out);
+  int64_t m = static_cast<int64_t>(B.size());
+  return b.scatter(x, ind, upd, offset_dims_of(x.rank(), dims, m), dims, dims, m,
+                   body_of(accumulate ? Combine::Add : Combine::Replace, x.dtype()));
+}
+
+Value take(Builder& b, Value x, Value idx) {
+  Value flat = b.reshape(x, {shlo::numel(x.shape())});
+  return advanced_index(b, flat, {0}, {idx}, idx.shape());
+}
+
+Value embedding_backward(Builder& b, Value grad, Value idx, int64_t num_weights, int64_t padding_idx,
+                         bool scale_grad_by_freq) {
+  int64_t N = shlo::numel(idx.shape());
+  int64_t D = grad.rank() == 0 ? 1 : grad.shape().back();
+  DType out_t = grad.dtype();
+  // Half types accumulate in f32 so many small updates to one row keep precision.
+  DType acc = out_t == DType::F16 || out_t == DType::BF16 ? DType::F32 : out_t;
+  Value g = b.convert(b.reshape(grad, {N, D}), acc);
+  DType it = index_type(num_weights);
+  Value i = b.convert(b.reshape(idx, {N}), it);
+  if (padding_idx >= 0) {
+    Value keep = b.compare(shlo::Cmp::NE, i, b.constant(it, static_cast<double>(padding_idx), {N}));
+    g = b.select(b.broadcast_in_dim(keep, {N, D}, {0}), g, b.constant(acc, 0, {N, D}));
+  }
+  if (scale_grad_by_freq) {
+    Value counts = index_scatter(b, b.constant(acc, 0, {num_weights}), 0, i, b.constant(acc, 1, {N}), Combine::Add,
+                                 false);
+    Value c = index_select(b, counts, 0, i);
+    g = b.div(g, b.broadcast_in_dim(c, {N, D}, {0}));
+  }
+  Value r = index_scatter(b, b.constant(acc, 0, {num_weights, D}), 0, i, g, Combine::Add, false);
+  return b.convert(r, out_t);
+}
+
+Value prefix_sum(Builder& b, Value x) {
+  int64_t n = x.shape()[0];
+  for (int64_t s = 1; s < n; s *= 2) {
+    Value shifted = b.pad(b.slice(x, {0}, {n - s}, {1}), b.zero(x.dtype()), {s}, {0}, {0});
+    x = b.add(x, shifted);
+  }
+  return x;
+}
+
+Value count_true(Builder& b, Value x) {
+  Value nz = b.compare(shlo::Cmp::NE, x, b.constant(x.dtype(), 0, x.shape()));
+  return b.reduce(b.convert(nz, DType::S64), b.zero(DType::S64), range(x.rank()), "add");
+}
+
+Value masked_scatter(Builder& b, Value x, Value mask, Value src) {
+  int64_t N = shlo::numel(x.shape()), S = shlo::numel(src.shape());
+  if (N == 0 || S == 0) return x;
+  Value m = b.reshape(b.broadcast_to(mask, x.shape()), {N});
+  DType it = index_type(std::max(N, S));
+  // The k-th true position (in row-major order) takes src's k-th element.
+  Value pos = b.sub(prefix_sum(b, b.convert(m, it)), b.constant(it, 1, {N}));
+  pos = b.clamp(b.constant(it, 0, {N}), pos, b.constant(it, static_cast<double>(S - 1), {N}));
+  Value vals = index_select(b, b.reshape(b.convert(src, x.dtype()), {S}), 0, pos);
+  return b.reshape(b.select(m, vals, b.reshape(x, {N})), x.shape());
+}
+
+Value cat(Builder& b, const std::vector<Value>& xs, int64_t dim, DType to) {
+  std::vector<Value> parts;
+  for (const Value& x : xs)
+    if (x.shape()[dim] != 0) parts.push_back(convert(b, x, to));
+  if (parts.empty()) throw std::invalid_argument("cat: no operand has elements along dim");
+  return b.concatenate(parts, dim);
+}
+
+Value flip(Builder& b, Value x, const std::vector<int64_t>& dims) {
+  if (dims.empty() || shlo::numel(x.shape()) == 0) return x;
+  return b.reverse(x, dims);
+}
+
+Value roll(Builder& b, Value x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims) {
+  if (shlo::numel(x.shape()) == 0) return x;
+  if (dims.empty()) {
+    Value flat = b.reshape(x, {shlo::numel(x.shape())});
+    return b.reshape(roll(b, flat, {shifts[0]}, {0}), x.shape());
+  }
+  for (size_t i = 0; i < dims.size(); ++i) {
+    int64_t d = dims[i], size = x.shape()[d];
+    int64_t s = ((shifts[i] % size) + size) % size;
+    if (s == 0) continue;
+    Shape lo(x.rank(), 0), hi = x.shape(), st(x.rank(), 1);
+    Shape lo2 = lo, hi2 = hi;
+    lo[d] = size - s;           // the tail moves to the front
+    hi2[d] = size - s;
+    x = b.concatenate({b.slice(x, lo, hi, st), b.slice(x, lo2, hi2, st)}, d);
+  }
+  return x;
+}
+
+Value constant_pad(Builder& b, Value x, Value value, const std::vector<int64_t>& pad) {
+  int64_t n = x.rank();
+  Shape lo(n, 0), hi(n, 0);
+  for (size_t i = 0; i < pad.size() / 2; ++i) {
+    int64_t d = n - 1 - static_cast<int64_t>(i);
+    lo[d] = pad[2 * i];
+    hi[d] = pad[2 * i + 1];
+  }
+  return b.pad(x, convert(b, value, x.dtype()), lo, hi, Shape(n, 0));
+}
+
+Value triangle(Builder& b, Value x, Value diagonal, bool upper) {
+  int64_t n = x.rank();
+  int64_t R = x.shape()[n - 2], C = x.shape()[n - 1];
+  // Beyond [-R, C] every diagonal keeps all or nothing; clamping first lets
+  // the comparison run in a narrow index type.
+  Value d = b.clamp(b.constant(DType::S64, static_cast<double>(-R)), b.convert(diagonal, DType::S64),
+                    b.constant(DType::S64, static_cast<double>(C)));
+  DType it = index_type(std::max(R, C) + 1);
+  Type t{it, x.shape()};
+  Value diff = b.sub(b.iota(t, n - 1), b.iota(t, n - 2));
+  Value k = b.broadcast_in_dim(b.convert(d, it), x.shape(), {});
+  Value keep = b.compare(upper ? shlo::Cmp::GE : shlo::Cmp::LE, diff, k);
+  return b.select(keep, x, b.constant(x.dtype(), 0, x.shape()));
+}
+
+}  // namespace ops

@@ -1,0 +1,89 @@
+// Indexing and data-movement lowerings with PyTorch semantics: gather /
+// scatter along a dim, the index_select / index_add family, advanced
+// indexing, take, embedding backward, cat, flip, roll, constant padding and
+// triangular masks. Index operands arrive already validated by the caller
+// (in range); negative indices are wrapped here wherever PyTorch allows them.
+#pragma once
+
+#include <string>
+#include <vector>
+
+#include "shlo/builder.h"
+
+namespace ops {
+
+using shlo::Builder;
+using shlo::Value;
+
+// How a scatter combines an update with the value already there.
+enum class Combine { Replace, Add, Mul, Max, Min };
+
+// The integer type used to address dims of at most `extent` elements: s32
+// where it fits (cheap on TPUs), s64 otherwise.
+shlo::DType index_type(int64_t extent);
+
+// [min, max] of an integer value as s64[2] (bounds check of device indices).
+Value index_bounds(Builder& b, Value idx);
+
+// torch.gather: out[..., i, ...] = x[..., idx[..., i, ...], ...] along dim;
+// the result has idx's shape.
+Value gather_dim(Builder& b, Value x, int64_t dim, Value idx);
+// torch.scatter / scatter_add / scatter(reduce=): src is read over idx's
+// shape (src may be larger).
+Value scatter_dim(Builder& b, Value x, int64_t dim, Value idx, Value src, Combine c);
+// torch.scatter_reduce: reduce is sum, prod, mean, amax or amin.
+Value scatter_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, const std::string& reduce,
+                     bool include_self);
+
+// index_select with a 1-D idx: x's shape with dim replaced by len(idx).
+Value index_select(Builder& b, Value x, int64_t dim, Value idx);
+// index_add / index_copy / index_fill: src (x's shape with dim replaced by
+// len(idx)) combined into x at idx along dim. wrap: negative idx allowed.
+Value index_scatter(Builder& b, Value x, int64_t dim, Value idx, Value src, Combine c, bool wrap);
+// index_add: x[..., idx[i], ...] += alpha * src[..., i, ...] (alpha: 0-d).
+Value index_add(Builder& b, Value x, int64_t dim, Value idx, Value src, Value alpha);
+
+// Advanced indexing x[idx...]: idx[i] indexes dim dims[i] (dims ascending);
+// the idx values broadcast together to a shape B. Negative indices wrap.
+shlo::Shape advanced_index_shape(const shlo::Shape& x, const std::vector<int64_t>& dims,
+                                 const shlo::Shape& B);
+Value advanced_index(Builder& b, Value x, const std::vector<int64_t>& dims, const std::vector<Value>& idx,
+                     const shlo::Shape& B);
+// x[idx...] = values (or += with accumulate; duplicates then sum). values
+// broadcast to advanced_index_shape.
+Value advanced_index_put(Builder& b, Value x, const std::vector<int64_t>& dims, const std::vector<Value>& idx,
+                         const shlo::Shape& B, Value values, bool accumulate);
+
+// torch.take: x read as flat, result shaped like idx; negative idx wraps.
+Value take(Builder& b, Value x, Value idx);
+
+// embedding_dense_backward: grad [..., D] summed into rows idx of a
+// [num_weights, D] zero table. Rows equal to padding_idx (>= 0) get no
+// gradient; scale_grad_by_freq divides by each index's count.
+Value embedding_backward(Builder& b, Value grad, Value idx, int64_t num_weights, int64_t padding_idx,
+                         bool scale_grad_by_freq);
+
+// masked_scatter: the true positions of mask (x's shape) take src's
+// elements in order.
+Value masked_scatter(Builder& b, Value x, Value mask, Value src);
+// Number of nonzero (true) elements as a 0-d s64.
+Value count_true(Builder& b, Value x);
+
+// torch.cat: operands converted to `to` and joined along dim; operands with
+// no elements along dim are skipped.
+Value cat(Builder& b, const std::vector<Value>& xs, int64_t dim, shlo::DType to);
+Value flip(Builder& b, Value x, const std::vector<int64_t>& dims);
+// torch.roll; empty dims rolls the flattened tensor by shifts[0].
+Value roll(Builder& b, Value x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims);
+// torch.constant_pad_nd: pad = (lo, hi) pairs from the last dim backwards;
+// negative pads crop. value: 0-d.
+Value constant_pad(Builder& b, Value x, Value value, const std::vector<int64_t>& pad);
+// triu (upper) / tril over the last two dims; diagonal: 0-d s64 operand, so
+// every diagonal shares one program.
+Value triangle(Builder& b, Value x, Value diagonal, bool upper);
+
+// Inclusive prefix sum of a 1-D value in log2(n) shifted adds (no
+// reduce_window, whose CPU lowering is quadratic).
+Value prefix_sum(Builder& b, Value x);
+
+}  // namespace ops
