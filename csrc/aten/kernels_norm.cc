@@ -1,0 +1,183 @@
+// Layer norm and RMS norm: ATen entry points over ops/norm.
+#include <ATen/native/layer_norm.h>
+
+#include <limits>
+
+#include "aten/kernels.h"
+#include "aten/structured.h"
+#include "ops/norm.h"
+#include "ops/reduction.h"
+
+namespace tpu {
+
+namespace {
+
+using shlo::Builder;
+using shlo::Value;
+using Vals = std::vector<Value>;
+
+bool present(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
+
+shlo::Type type_of(const at::Tensor& t) { return shlo::Type{to_shlo(t.scalar_type()), shape_of(t.sizes())}; }
+
+// Records one node for every tensor in outs and stores them.
+void run(const std::vector<at::Tensor>& outs, const std::string& key, std::vector<engine::Ref> inputs,
+         engine::Lowering lower) {
+  std::vector<shlo::Type> types;
+  for (const at::Tensor& t : outs) types.push_back(type_of(t));
+  std::vector<engine::Ref> r = engine::record(key, std::move(inputs), types, std::move(lower));
+  for (size_t i = 0; i < outs.size(); ++i) write(outs[i], r[i]);
+}
+
+// x's shape with the trailing `n` dims as 1.
+std::vector<int64_t> stat_shape(const at::Tensor& x, int64_t axis) {
+  std::vector<int64_t> s(x.sizes().begin(), x.sizes().end());
+  for (int64_t i = axis; i < x.dim(); ++i) s[i] = 1;
+  return s;
+}
+
+// Statistics dtype of layer norm on the CPU: f32 when a reduced-precision
+// input meets f32 parameters, else the input's dtype.
+at::ScalarType ln_stat_dtype(const at::Tensor& x, const std::optional<at::Tensor>& w,
+                             const std::optional<at::Tensor>& bias) {
+  bool mixed = at::isReducedFloatingType(x.scalar_type()) &&
+               ((present(w) && w->scalar_type() == at::kFloat) || (present(bias) && bias->scalar_type() == at::kFloat));
+  return mixed ? at::kFloat : x.scalar_type();
+}
+
+void check_float(const at::Tensor& x, const char* name) {
+  TORCH_CHECK(at::isFloatingType(x.scalar_type()), "\"", name, "\" not implemented for '", x.scalar_type(), "'");
+}
+
+void rms_check(const at::Tensor& input, at::IntArrayRef normalized_shape, const std::optional<at::Tensor>& weight) {
+  int64_t n = static_cast<int64_t>(normalized_shape.size());
+  TORCH_CHECK(n >= 1, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+              "element, but got normalized_shape = ", normalized_shape);
+  TORCH_CHECK(!present(weight) || weight->sizes() == normalized_shape,
+              "Expected weight to be of same shape as normalized_shape, but got weight of shape ",
+              weight->sizes(), " and normalized_shape = ", normalized_shape);
+  TORCH_CHECK_VALUE(input.dim() >= n, "Input tensor must have at least ", n, " dimensions, but got ", input.dim());
+  TORCH_CHECK(input.sizes().slice(input.dim() - n) == normalized_shape, "Given normalized_shape=", normalized_shape,
+              ", expected input with shape [*", normalized_shape, "], but got input of size", input.sizes());
+}
+
+}  // namespace
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tensor& input,
+                                                                 c10::SymIntArrayRef normalized_shape,
+                                                                 const std::optional<at::Tensor>& weight,
+                                                                 const std::optional<at::Tensor>& bias, double eps) {
+  at::IntArrayRef ns = C10_AS_INTARRAYREF_SLOW(normalized_shape);
+  at::native::_check_layer_norm_inputs(input, ns, present(weight) ? *weight : at::Tensor(),
+                                       present(bias) ? *bias : at::Tensor());
+  check_float(input, "native_layer_norm");
+  int64_t axis = input.dim() - static_cast<int64_t>(ns.size());
+  at::ScalarType sd = ln_stat_dtype(input, weight, bias);
+  at::Tensor out = empty(input.sizes(), input.scalar_type(), input.device());
+  at::Tensor mean = empty(stat_shape(input, axis), sd, input.device());
+  at::Tensor rstd = empty(stat_shape(input, axis), sd, input.device());
+  bool hw = present(weight), hb = present(bias);
+  std::vector<engine::Ref> in{read(input), scalar_of(at::Scalar(eps), ops::acc_type(to_shlo(input.scalar_type())))};
+  if (hw) in.push_back(read(*weight));
+  if (hb) in.push_back(read(*bias));
+  shlo::DType sdt = to_shlo(sd);
+  run({out, mean, rstd}, std::string("layer_norm") + std::to_string(axis) + (hw ? "w" : "") + (hb ? "b" : "") +
+                             ">" + shlo::dtype_name(sdt),
+      in, [=](Builder& b, const Vals& v) {
+        std::optional<Value> w, bs;
+        if (hw) w = v[2];
+        if (hb) bs = v[hw ? 3 : 2];
+        ops::LayerNormOut r = ops::layer_norm(b, v[0], axis, w, bs, v[1], sdt);
+        return Vals{r.out, r.mean, r.rstd};
+      });
+  return {out, mean, rstd};
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
+    const at::Tensor& grad_out, const at::Tensor& input, c10::SymIntArrayRef normalized_shape, const at::Tensor& mean,
+    const at::Tensor& rstd, const std::optional<at::Tensor>& weight, const std::optional<at::Tensor>& bias,
+    std::array<bool, 3> output_mask) {
+  at::IntArrayRef ns = C10_AS_INTARRAYREF_SLOW(normalized_shape);
+  at::native::_check_layer_norm_inputs(input, ns, present(weight) ? *weight : at::Tensor(),
+                                       present(bias) ? *bias : at::Tensor());
+  int64_t axis = input.dim() - static_cast<int64_t>(ns.size());
+  bool hw = present(weight), hb = present(bias);
+  std::vector<bool> mask{output_mask[0], output_mask[1] && hw, output_mask[2] && hb};
+  at::Tensor gi, gw, gb;
+  std::vector<at::Tensor> outs;
+  if (mask[0]) outs.push_back(gi = empty(input.sizes(), input.scalar_type(), input.device()));
+  if (mask[1]) outs.push_back(gw = empty(weight->sizes(), weight->scalar_type(), input.device()));
+  if (mask[2]) outs.push_back(gb = empty(bias->sizes(), bias->scalar_type(), input.device()));
+  if (outs.empty()) return {gi, gw, gb};
+  std::vector<engine::Ref> in{read(grad_out), read(input), read(mean), read(rstd)};
+  if (hw) in.push_back(read(*weight));
+  if (hb) in.push_back(read(*bias));
+  std::string key = "layer_norm_bwd" + std::to_string(axis) + (hw ? "w" : "") + (hb ? "b" : "") + "/" +
+                    std::to_string(mask[0]) + std::to_string(mask[1]) + std::to_string(mask[2]);
+  run(outs, key, in, [=](Builder& b, const Vals& v) {
+    std::optional<Value> w, bs;
+    if (hw) w = v[4];
+    if (hb) bs = v[hw ? 5 : 4];
+    auto r = ops::layer_norm_backward(b, v[0], v[1], v[2], v[3], w, bs, axis, mask);
+    Vals res;
+    for (auto& x : r)
+      if (x) res.push_back(*x);
+    return res;
+  });
+  return {gi, gw, gb};
+}
+
+std::tuple<at::Tensor, at::Tensor> _fused_rms_norm(const at::Tensor& input, at::IntArrayRef normalized_shape,
+                                                   const std::optional<at::Tensor>& weight,
+                                                   std::optional<double> eps) {
+  rms_check(input, normalized_shape, weight);
+  check_float(input, "rms_norm");
+  int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+  shlo::DType acc = ops::acc_type(to_shlo(input.scalar_type()));
+  // PyTorch's default eps is the machine epsilon of the computation dtype.
+  double e = eps.value_or(acc == shlo::DType::F64 ? std::numeric_limits<double>::epsilon()
+                                                  : static_cast<double>(std::numeric_limits<float>::epsilon()));
+  at::Tensor out = empty(input.sizes(), input.scalar_type(), input.device());
+  at::Tensor rstd = empty(stat_shape(input, axis), to_torch(acc), input.device());
+  bool hw = present(weight);
+  std::vector<engine::Ref> in{read(input), scalar_of(at::Scalar(e), acc)};
+  if (hw) in.push_back(read(*weight));
+  run({out, rstd}, "rms_norm" + std::to_string(axis) + (hw ? "w" : ""), in, [=](Builder& b, const Vals& v) {
+    std::optional<Value> w;
+    if (hw) w = v[2];
+    ops::RmsNormOut r = ops::rms_norm(b, v[0], axis, w, v[1]);
+    return Vals{r.out, r.rstd};
+  });
+  return {out, rstd};
+}
+
+std::tuple<at::Tensor, at::Tensor> _fused_rms_norm_backward(const at::Tensor& grad_out, const at::Tensor& input,
+                                                            at::IntArrayRef normalized_shape, const at::Tensor& rstd,
+                                                            const std::optional<at::Tensor>& weight,
+                                                            std::array<bool, 2> output_mask) {
+  rms_check(input, normalized_shape, weight);
+  int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
+  bool hw = present(weight);
+  std::vector<bool> mask{output_mask[0], output_mask[1] && hw};
+  at::Tensor gi, gw;
+  std::vector<at::Tensor> outs;
+  if (mask[0]) outs.push_back(gi = empty(input.sizes(), input.scalar_type(), input.device()));
+  if (mask[1]) outs.push_back(gw = empty(weight->sizes(), input.scalar_type(), input.device()));
+  if (outs.empty()) return {gi, gw};
+  std::vector<engine::Ref> in{read(grad_out), read(input), read(rstd)};
+  if (hw) in.push_back(read(*weight));
+  std::string key = "rms_norm_bwd" + std::to_string(axis) + (hw ? "w" : "") + "/" + std::to_string(mask[0]) +
+                    std::to_string(mask[1]);
+  run(outs, key, in, [=](Builder& b, const Vals& v) {
+    std::optional<Value> w;
+    if (hw) w = v[3];
+    auto r = ops::rms_norm_backward(b, v[0], v[1], v[2], w, axis, mask);
+    Vals res;
+    for (auto& x : r)
+      if (x) res.push_back(*x);
+    return res;
+  });
+  return {gi, gw};
+}
+
+}  // namespace tpu
