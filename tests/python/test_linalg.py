@@ -195,6 +195,33 @@ def test_empty_products():
     check(lambda s, a, b: torch.addmm(s, a, b, beta=2), torch.randn(3, 2), torch.randn(3, 0), torch.randn(0, 2))
 
 
+def grads_match(fn, *args):
+    """fn's forward and the gradients of every input against the CPU."""
+    cpu = [a.clone().requires_grad_() for a in args]
+    tpu = [a.to(TPU).requires_grad_() for a in args]
+    out, tout = fn(*cpu), fn(*tpu)
+    assert_close(tout, out, **F32)
+    g = torch.randn(out.shape)
+    out.backward(g)
+    tout.backward(g.to(TPU))
+    for t, c in zip(tpu, cpu):
+        assert_close(t.grad, c.grad, **F32)
+
+
+def test_product_gradients():
+    grads_match(lambda s, a, b: torch.addmm(s, a, b, beta=0.5, alpha=2), torch.randn(4), torch.randn(3, 5),
+                torch.randn(5, 4))
+    grads_match(lambda s, a, b: torch.baddbmm(s, a, b, beta=2, alpha=0.5), torch.randn(3, 4), torch.randn(2, 3, 5),
+                torch.randn(2, 5, 4))
+    grads_match(lambda s, a, b: torch.addbmm(s, a, b, alpha=-1), torch.randn(3, 4), torch.randn(2, 3, 5),
+                torch.randn(2, 5, 4))
+    grads_match(lambda s, a, b: torch.addmv(s, a, b, beta=3), torch.randn(3), torch.randn(3, 5), torch.randn(5))
+    grads_match(torch.bmm, torch.randn(2, 3, 5), torch.randn(2, 5, 4))
+    grads_match(torch.mv, torch.randn(3, 5), torch.randn(5))
+    grads_match(torch.dot, torch.randn(5), torch.randn(5))
+    grads_match(torch.outer, torch.randn(3), torch.randn(4))
+
+
 MATMUL_SHAPES = [
     ((5,), (5,)), ((5,), (5, 3)), ((4, 5), (5,)), ((4, 5), (5, 3)),
     ((2, 4, 5), (5,)), ((5,), (2, 5, 3)), ((2, 4, 5), (5, 3)), ((4, 5), (2, 5, 3)),
