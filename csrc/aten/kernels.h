@@ -558,4 +558,11 @@ at::Tensor& random_to(at::Tensor& self, int64_t to, std::optional<at::Generator>
 at::Tensor& randperm_generator_out(c10::SymInt n, std::optional<at::Generator> gen, at::Tensor& out);
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen);
 
+// ---- kernels_membership.cc
+at::Tensor& isin_Tensor_Tensor_out(const at::Tensor& e, const at::Tensor& t, bool assume_unique, bool invert,
+                                   at::Tensor& out);
+at::Tensor isin_Tensor_Tensor(const at::Tensor& e, const at::Tensor& t, bool assume_unique, bool invert);
+at::Tensor isin_Tensor_Scalar(const at::Tensor& e, const at::Scalar& t, bool assume_unique, bool invert);
+at::Tensor isin_Scalar_Tensor(const at::Scalar& e, const at::Tensor& t, bool assume_unique, bool invert);
+
 }  // namespace tpu

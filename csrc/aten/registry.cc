@@ -538,6 +538,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("random_.to", &random_to);
   m.impl("randperm.generator_out", &randperm_generator_out);
   m.impl("uniform_", &uniform_);
+
+  // ---- membership (kernels_membership.cc)
+  m.impl("isin.Scalar_Tensor", &isin_Scalar_Tensor);
+  m.impl("isin.Tensor_Scalar", &isin_Tensor_Scalar);
+  m.impl("isin.Tensor_Tensor", &isin_Tensor_Tensor);
+  m.impl("isin.Tensor_Tensor_out", &isin_Tensor_Tensor_out);
 }
 
 }  // namespace tpu

@@ -46,6 +46,10 @@ const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
                           std::optional<at::MemoryFormat> memory_format) {
   auto sizes = C10_AS_INTARRAYREF_SLOW(size);
   for (int64_t s : sizes) TORCH_CHECK(s >= 0, "resize_: negative size ", s);
+  // Same sizes and no format request: PyTorch leaves the strides alone (an
+  // out= view keeps writing the elements it views).
+  if (self.sizes() == sizes && (!memory_format.has_value() || *memory_format == at::MemoryFormat::Preserve))
+    return self;
   auto* impl = self.unsafeGetTensorImpl();
   impl->set_sizes_contiguous(sizes);
   if (memory_format.has_value() && *memory_format != at::MemoryFormat::Preserve)

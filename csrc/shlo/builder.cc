@@ -1,6 +1,7 @@
 #include "shlo/builder.h"
 
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <limits>
 #include <sstream>
@@ -141,10 +142,10 @@ std::string literal(DType t, double v) {
       return hex(b, 16);
     }
     case DType::C64: case DType::C128: {
-      std::ostringstream o;
-      o.precision(17);
-      o << "(" << v << ", 0.0)";
-      return o.str();
+      // Both parts must be float literals: "(1.0e+00, 0.0e+00)".
+      char buf[64];
+      std::snprintf(buf, sizeof(buf), "(%.17e, 0.0e+00)", v);
+      return buf;
     }
     default:
       if (is_unsigned_int(t)) return std::to_string(static_cast<uint64_t>(v));
