@@ -383,7 +383,7 @@ at::DimVector where_shape(const at::Tensor& cond, const at::Tensor& self, const 
   return at::infer_size_dimvector(cond.sizes(), at::infer_size_dimvector(self.sizes(), other.sizes()));
 }
 
-void masked_fill_check(const at::Tensor& self, const at::Tensor& mask) {
+void masked_fill_check(const at::Tensor& mask) {
   TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
               mask.scalar_type());
 }
@@ -395,8 +395,9 @@ void masked_fill_into(const at::Tensor& out, const at::Tensor& self, const at::T
 
 engine::Ref fill_value(const at::Tensor& self, const at::Scalar& value) {
   // Same range check as the CPU kernel's value.to<scalar_t>().
-  AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, self.scalar_type(), "masked_fill",
-                             [&] { (void)value.to<scalar_t>(); });
+  if (!c10::isBarebonesUnsignedType(self.scalar_type()))
+    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, self.scalar_type(), "masked_fill",
+                               [&] { (void)value.to<scalar_t>(); });
   return scalar_of(value, to_shlo(self.scalar_type()));
 }
 
@@ -407,14 +408,14 @@ engine::Ref fill_value(const at::Tensor& value) {
 }
 
 at::Tensor masked_fill_new(const at::Tensor& self, const at::Tensor& mask, engine::Ref value) {
-  masked_fill_check(self, mask);
+  masked_fill_check(mask);
   at::Tensor out = empty(at::infer_size_dimvector(self.sizes(), mask.sizes()), self.scalar_type(), self.device());
   masked_fill_into(out, self, mask, std::move(value));
   return out;
 }
 
 at::Tensor& masked_fill_inplace(at::Tensor& self, const at::Tensor& mask, engine::Ref value) {
-  masked_fill_check(self, mask);
+  masked_fill_check(mask);
   auto shape = at::infer_size_dimvector(self.sizes(), mask.sizes());
   TORCH_CHECK(at::IntArrayRef(shape) == self.sizes(), "masked_fill_: the mask of shape ", mask.sizes(),
               " cannot be broadcast to the shape ", self.sizes(), " of the tensor it fills in place");

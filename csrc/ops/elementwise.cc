@@ -70,11 +70,7 @@ Value div(Builder& b, Value x, Value y, const std::string& mode) {
   return div_floor_float(b, x, y);
 }
 
-}  // namespace ops
-
 // ---- PyTorch's elementwise family
-
-namespace ops {
 
 namespace {
 
