@@ -364,7 +364,8 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
     }
     case Binary::HardswishBackward: {
       Value mid = b.mul(xu, b.add(b.div(yu, k(b, 3, yu)), k(b, 0.5, yu)));
-      r = b.select(cmp(b, Cmp::LT, yu, -3.0), k(b, 0, xu), b.select(cmp(b, Cmp::LE, yu, 3.0), mid, xu));
+      // The formula holds strictly inside (-3, 3), as on the CPU.
+      r = b.select(cmp(b, Cmp::LE, yu, -3.0), k(b, 0, xu), b.select(cmp(b, Cmp::LT, yu, 3.0), mid, xu));
       break;
     }
     case Binary::LogSigmoidBackward: {
