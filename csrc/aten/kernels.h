@@ -75,12 +75,15 @@ namespace ew {
   at::Tensor n(const at::Tensor& self);       \
   at::Tensor& n##_(at::Tensor& self);         \
   at::Tensor& n##_out(const at::Tensor& self, at::Tensor& out);
-TPU_EW_UNARY(abs) TPU_EW_UNARY(bitwise_not) TPU_EW_UNARY(ceil) TPU_EW_UNARY(cos) TPU_EW_UNARY(erf)
-TPU_EW_UNARY(erfinv) TPU_EW_UNARY(exp) TPU_EW_UNARY(exp2) TPU_EW_UNARY(expm1) TPU_EW_UNARY(floor)
-TPU_EW_UNARY(frac) TPU_EW_UNARY(log) TPU_EW_UNARY(log10) TPU_EW_UNARY(log1p) TPU_EW_UNARY(log2)
+TPU_EW_UNARY(abs) TPU_EW_UNARY(acos) TPU_EW_UNARY(acosh) TPU_EW_UNARY(asin) TPU_EW_UNARY(asinh)
+TPU_EW_UNARY(atan) TPU_EW_UNARY(atanh) TPU_EW_UNARY(bitwise_not) TPU_EW_UNARY(ceil) TPU_EW_UNARY(cos)
+TPU_EW_UNARY(cosh) TPU_EW_UNARY(digamma) TPU_EW_UNARY(erf) TPU_EW_UNARY(erfinv) TPU_EW_UNARY(exp)
+TPU_EW_UNARY(exp2) TPU_EW_UNARY(expm1) TPU_EW_UNARY(floor) TPU_EW_UNARY(frac) TPU_EW_UNARY(hardsigmoid)
+TPU_EW_UNARY(hardswish) TPU_EW_UNARY(lgamma) TPU_EW_UNARY(log) TPU_EW_UNARY(log10) TPU_EW_UNARY(log1p)
+TPU_EW_UNARY(log2)
 TPU_EW_UNARY(logical_not) TPU_EW_UNARY(mish) TPU_EW_UNARY(neg) TPU_EW_UNARY(reciprocal) TPU_EW_UNARY(round)
 TPU_EW_UNARY(rsqrt) TPU_EW_UNARY(sgn) TPU_EW_UNARY(sigmoid) TPU_EW_UNARY(sign) TPU_EW_UNARY(silu)
-TPU_EW_UNARY(sin) TPU_EW_UNARY(sqrt) TPU_EW_UNARY(tan) TPU_EW_UNARY(tanh) TPU_EW_UNARY(trunc)
+TPU_EW_UNARY(sin) TPU_EW_UNARY(sinh) TPU_EW_UNARY(sqrt) TPU_EW_UNARY(tan) TPU_EW_UNARY(tanh) TPU_EW_UNARY(trunc)
 #undef TPU_EW_UNARY
 at::Tensor round_decimals(const at::Tensor& self, int64_t decimals);
 at::Tensor& round__decimals(at::Tensor& self, int64_t decimals);
@@ -116,6 +119,9 @@ at::Tensor& gelu_out(const at::Tensor& self, c10::string_view approximate, at::T
 at::Tensor gelu_backward(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate);
 at::Tensor& gelu_backward_grad_input(const at::Tensor& grad, const at::Tensor& self, c10::string_view approximate,
                                      at::Tensor& grad_input);
+at::Tensor hardsigmoid_backward(const at::Tensor& grad, const at::Tensor& self);
+at::Tensor& hardsigmoid_backward_grad_input(const at::Tensor& grad, const at::Tensor& self, at::Tensor& grad_input);
+at::Tensor hardswish_backward(const at::Tensor& grad, const at::Tensor& self);
 at::Tensor sigmoid_backward(const at::Tensor& grad, const at::Tensor& output);
 at::Tensor& sigmoid_backward_grad_input(const at::Tensor& grad, const at::Tensor& output, at::Tensor& grad_input);
 at::Tensor silu_backward(const at::Tensor& grad, const at::Tensor& self);

@@ -5,12 +5,20 @@
 // from the same TensorIterator configuration its CPU kernel builds.
 #include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>
+#include <ATen/ops/acos_meta.h>
+#include <ATen/ops/acosh_meta.h>
+#include <ATen/ops/asin_meta.h>
+#include <ATen/ops/asinh_meta.h>
+#include <ATen/ops/atan_meta.h>
+#include <ATen/ops/atanh_meta.h>
 #include <ATen/ops/bitwise_not_meta.h>
 #include <ATen/ops/ceil_meta.h>
 #include <ATen/ops/clamp_max_meta.h>
 #include <ATen/ops/clamp_meta.h>
 #include <ATen/ops/clamp_min_meta.h>
 #include <ATen/ops/cos_meta.h>
+#include <ATen/ops/cosh_meta.h>
+#include <ATen/ops/digamma_meta.h>
 #include <ATen/ops/elu_backward_meta.h>
 #include <ATen/ops/elu_meta.h>
 #include <ATen/ops/erf_meta.h>
@@ -22,10 +30,13 @@
 #include <ATen/ops/frac_meta.h>
 #include <ATen/ops/gelu_backward_meta.h>
 #include <ATen/ops/gelu_meta.h>
+#include <ATen/ops/hardsigmoid_backward_meta.h>
+#include <ATen/ops/hardsigmoid_meta.h>
 #include <ATen/ops/isneginf_meta.h>
 #include <ATen/ops/isposinf_meta.h>
 #include <ATen/ops/leaky_relu_backward_meta.h>
 #include <ATen/ops/leaky_relu_meta.h>
+#include <ATen/ops/lgamma_meta.h>
 #include <ATen/ops/log10_meta.h>
 #include <ATen/ops/log1p_meta.h>
 #include <ATen/ops/log2_meta.h>
@@ -43,6 +54,7 @@
 #include <ATen/ops/silu_backward_meta.h>
 #include <ATen/ops/silu_meta.h>
 #include <ATen/ops/sin_meta.h>
+#include <ATen/ops/sinh_meta.h>
 #include <ATen/ops/softplus_backward_meta.h>
 #include <ATen/ops/softplus_meta.h>
 #include <ATen/ops/sqrt_meta.h>
@@ -371,7 +383,7 @@ at::DimVector where_shape(const at::Tensor& cond, const at::Tensor& self, const 
   return at::infer_size_dimvector(cond.sizes(), at::infer_size_dimvector(self.sizes(), other.sizes()));
 }
 
-void masked_fill_check(const at::Tensor& self, const at::Tensor& mask) {
+void masked_fill_check(const at::Tensor& mask) {
   TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_fill_ only supports boolean masks, but got mask with dtype ",
               mask.scalar_type());
 }
@@ -383,8 +395,9 @@ void masked_fill_into(const at::Tensor& out, const at::Tensor& self, const at::T
 
 engine::Ref fill_value(const at::Tensor& self, const at::Scalar& value) {
   // Same range check as the CPU kernel's value.to<scalar_t>().
-  AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, self.scalar_type(), "masked_fill",
-                             [&] { (void)value.to<scalar_t>(); });
+  if (!c10::isBarebonesUnsignedType(self.scalar_type()))
+    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, self.scalar_type(), "masked_fill",
+                               [&] { (void)value.to<scalar_t>(); });
   return scalar_of(value, to_shlo(self.scalar_type()));
 }
 
@@ -395,14 +408,14 @@ engine::Ref fill_value(const at::Tensor& value) {
 }
 
 at::Tensor masked_fill_new(const at::Tensor& self, const at::Tensor& mask, engine::Ref value) {
-  masked_fill_check(self, mask);
+  masked_fill_check(mask);
   at::Tensor out = empty(at::infer_size_dimvector(self.sizes(), mask.sizes()), self.scalar_type(), self.device());
   masked_fill_into(out, self, mask, std::move(value));
   return out;
 }
 
 at::Tensor& masked_fill_inplace(at::Tensor& self, const at::Tensor& mask, engine::Ref value) {
-  masked_fill_check(self, mask);
+  masked_fill_check(mask);
   auto shape = at::infer_size_dimvector(self.sizes(), mask.sizes());
   TORCH_CHECK(at::IntArrayRef(shape) == self.sizes(), "masked_fill_: the mask of shape ", mask.sizes(),
               " cannot be broadcast to the shape ", self.sizes(), " of the tensor it fills in place");
@@ -421,9 +434,17 @@ at::Tensor& masked_fill_inplace(at::Tensor& self, const at::Tensor& mask, engine
   }
 
 EW_UNARY(abs, UnaryMeta, Abs, NoBool)
+EW_UNARY(acos, at::meta::structured_acos, Acos, All)
+EW_UNARY(acosh, at::meta::structured_acosh, Acosh, All)
+EW_UNARY(asin, at::meta::structured_asin, Asin, All)
+EW_UNARY(asinh, at::meta::structured_asinh, Asinh, All)
+EW_UNARY(atan, at::meta::structured_atan, Atan, All)
+EW_UNARY(atanh, at::meta::structured_atanh, Atanh, All)
 EW_UNARY(bitwise_not, at::meta::structured_bitwise_not, BitwiseNot, IntBool)
 EW_UNARY(ceil, at::meta::structured_ceil, Ceil, NoBool)
 EW_UNARY(cos, at::meta::structured_cos, Cos, All)
+EW_UNARY(cosh, at::meta::structured_cosh, Cosh, All)
+EW_UNARY(digamma, at::meta::structured_digamma, Digamma, All)
 EW_UNARY(erf, at::meta::structured_erf, Erf, All)
 EW_UNARY(erfinv, at::meta::structured_erfinv, Erfinv, All)
 EW_UNARY(exp, at::meta::structured_exp, Exp, All)
@@ -431,6 +452,9 @@ EW_UNARY(exp2, at::meta::structured_exp2, Exp2, All)
 EW_UNARY(expm1, at::meta::structured_expm1, Expm1, All)
 EW_UNARY(floor, at::meta::structured_floor, Floor, NoBool)
 EW_UNARY(frac, at::meta::structured_frac, Frac, Float)
+EW_UNARY(hardsigmoid, at::meta::structured_hardsigmoid, Hardsigmoid, Float)
+EW_UNARY(hardswish, UnaryMeta, Hardswish, Float)
+EW_UNARY(lgamma, at::meta::structured_lgamma, Lgamma, All)
 EW_UNARY(log, at::meta::structured_log, Log, All)
 EW_UNARY(log10, at::meta::structured_log10, Log10, All)
 EW_UNARY(log1p, at::meta::structured_log1p, Log1p, All)
@@ -445,6 +469,7 @@ EW_UNARY(sigmoid, at::meta::structured_sigmoid, Sigmoid, All)
 EW_UNARY(sign, at::meta::structured_sign, Sign, All)
 EW_UNARY(silu, at::meta::structured_silu, Silu, Float)
 EW_UNARY(sin, at::meta::structured_sin, Sin, All)
+EW_UNARY(sinh, at::meta::structured_sinh, Sinh, All)
 EW_UNARY(sqrt, at::meta::structured_sqrt, Sqrt, All)
 EW_UNARY(tan, at::meta::structured_tan, Tan, All)
 EW_UNARY(tanh, at::meta::structured_tanh, Tanh, All)
@@ -552,11 +577,15 @@ at::Tensor& gelu_backward_grad_input(const at::Tensor& g, const at::Tensor& s, c
   at::Tensor& n##_grad_input(const at::Tensor& g, const at::Tensor& s, at::Tensor& gi) {                     \
     return out_variant<Meta>(gi, BackwardOp<Binary::B>{}, g, s);                                             \
   }
+EW_BACKWARD(hardsigmoid_backward, at::meta::structured_hardsigmoid_backward, HardsigmoidBackward)
 EW_BACKWARD(sigmoid_backward, at::meta::structured_sigmoid_backward, SigmoidBackward)
 EW_BACKWARD(silu_backward, at::meta::structured_silu_backward, SiluBackward)
 EW_BACKWARD(tanh_backward, at::meta::structured_tanh_backward, TanhBackward)
 #undef EW_BACKWARD
 
+at::Tensor hardswish_backward(const at::Tensor& g, const at::Tensor& s) {
+  return functional<BinaryMeta>(BackwardOp<Binary::HardswishBackward>{}, g, s);
+}
 at::Tensor mish_backward(const at::Tensor& g, const at::Tensor& s) {
   return functional<BinaryMeta>(BackwardOp<Binary::MishBackward>{}, g, s);
 }

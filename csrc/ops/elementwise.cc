@@ -70,11 +70,7 @@ Value div(Builder& b, Value x, Value y, const std::string& mode) {
   return div_floor_float(b, x, y);
 }
 
-}  // namespace ops
-
 // ---- PyTorch's elementwise family
-
-namespace ops {
 
 namespace {
 
@@ -144,10 +140,32 @@ Value tanh_softplus(Builder& b, Value x) {
   return b.unary("tanh", b.unary("log_plus_one", exp_(b, x)));
 }
 
+// min(max(x, 0), 6), NaN propagating.
+Value relu6_(Builder& b, Value x) {
+  return nan_max(b, nan_max(b, x, k(b, 0, x), true), k(b, 6, x), false);
+}
+
 // Float math on x (already f32 for half inputs).
 Value math(Builder& b, Unary op, Value x) {
   switch (op) {
+    case Unary::Acos: return b.op1("chlo.acos", {x}, x.type);
+    case Unary::Acosh: return b.op1("chlo.acosh", {x}, x.type);
+    case Unary::Asin: return b.op1("chlo.asin", {x}, x.type);
+    case Unary::Asinh: return b.op1("chlo.asinh", {x}, x.type);
+    case Unary::Atan: return b.binary("atan2", x, k(b, 1, x));
+    case Unary::Atanh: return b.op1("chlo.atanh", {x}, x.type);
     case Unary::Cos: return b.unary("cosine", x);
+    case Unary::Cosh: return b.op1("chlo.cosh", {x}, x.type);
+    case Unary::Digamma: {
+      // PyTorch: digamma(+-0) = -+inf (the pole's sign follows the side).
+      Value r = b.op1("chlo.digamma", {x}, x.type);
+      Value pole = b.select(signbit_(b, x), k(b, kInf, x), k(b, -kInf, x));
+      return b.select(cmp(b, Cmp::EQ, x, 0.0), pole, r);
+    }
+    case Unary::Hardsigmoid: return b.div(relu6_(b, b.add(x, k(b, 3, x))), k(b, 6, x));
+    case Unary::Hardswish: return b.div(b.mul(x, relu6_(b, b.add(x, k(b, 3, x)))), k(b, 6, x));
+    case Unary::Lgamma: return b.op1("chlo.lgamma", {x}, x.type);
+    case Unary::Sinh: return b.op1("chlo.sinh", {x}, x.type);
     case Unary::Erf: return erf_(b, x);
     case Unary::Erfinv: return b.op1("chlo.erf_inv", {x}, x.type);
     case Unary::Exp: return exp_(b, x);
@@ -186,12 +204,13 @@ Value math(Builder& b, Unary op, Value x) {
 DType opmath(DType t) { return is_half(t) ? DType::F32 : t; }
 
 const char* name(Unary op) {
-  static const char* names[] = {
-      "abs", "bitwise_not", "ceil", "cos", "erf", "erfinv", "exp", "exp2", "expm1", "floor", "frac", "gelu",
-      "gelu_tanh", "isinf", "isnan", "isneginf", "isposinf", "log", "log10", "log1p", "log2", "log_sigmoid",
-      "logical_not", "mish", "neg", "reciprocal", "relu", "round", "rsqrt", "sigmoid", "sign", "signbit",
-      "silu", "sin", "sqrt", "tan", "tanh", "trunc"};
-  return names[static_cast<int>(op)];
+  switch (op) {
+#define OPS_NAME(e, n) \
+  case Unary::e: return n;
+    OPS_UNARY_LIST(OPS_NAME)
+#undef OPS_NAME
+  }
+  return "?";
 }
 
 Value unary(Builder& b, Unary op, Value x) {
@@ -230,12 +249,13 @@ Value unary(Builder& b, Unary op, Value x) {
 }
 
 const char* name(Binary op) {
-  static const char* names[] = {
-      "atan2", "bitwise_and", "bitwise_or", "bitwise_xor", "copysign", "fmax", "fmin", "fmod", "hypot",
-      "logical_and", "logical_or", "logical_xor", "maximum", "minimum", "pow", "remainder", "xlogy",
-      "gelu_backward", "gelu_tanh_backward", "log_sigmoid_backward", "mish_backward", "sigmoid_backward",
-      "silu_backward", "tanh_backward"};
-  return names[static_cast<int>(op)];
+  switch (op) {
+#define OPS_NAME(e, n) \
+  case Binary::e: return n;
+    OPS_BINARY_LIST(OPS_NAME)
+#undef OPS_NAME
+  }
+  return "?";
 }
 
 Value binary(Builder& b, Binary op, Value x, Value y) {
@@ -335,6 +355,17 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
       Value dinner = b.mul(beta, b.add(one, b.mul(k(b, 3 * kGeluKappa, yu), sq)));
       Value dright = b.mul(b.mul(left, dtanh), dinner);
       r = b.mul(xu, b.add(dleft, dright));
+      break;
+    }
+    case Binary::HardsigmoidBackward: {
+      Value inside = land(b, cmp(b, Cmp::GT, yu, -3.0), cmp(b, Cmp::LT, yu, 3.0));
+      r = b.select(inside, b.mul(xu, k(b, 1.0 / 6, xu)), k(b, 0, xu));
+      break;
+    }
+    case Binary::HardswishBackward: {
+      Value mid = b.mul(xu, b.add(b.div(yu, k(b, 3, yu)), k(b, 0.5, yu)));
+      // The formula holds strictly inside (-3, 3), as on the CPU.
+      r = b.select(cmp(b, Cmp::LE, yu, -3.0), k(b, 0, xu), b.select(cmp(b, Cmp::LT, yu, 3.0), mid, xu));
       break;
     }
     case Binary::LogSigmoidBackward: {

