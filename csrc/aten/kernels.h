@@ -94,6 +94,8 @@ std::tuple<at::Tensor, at::Tensor> kthvalue(const at::Tensor& self, c10::SymInt 
 std::tuple<at::Tensor&, at::Tensor&> kthvalue_values(const at::Tensor& self, c10::SymInt k, int64_t dim,
                                                      bool keepdim, at::Tensor& values, at::Tensor& indices);
 at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::Tensor& source);
+at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask);
+at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out);
 at::Tensor median(const at::Tensor& self);
 std::tuple<at::Tensor&, at::Tensor&> median_dim_values(const at::Tensor& self, int64_t dim, bool keepdim,
                                                        at::Tensor& values, at::Tensor& indices);

@@ -81,6 +81,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("kthvalue", &kthvalue);
   m.impl("kthvalue.values", &kthvalue_values);
   m.impl("masked_scatter_", &masked_scatter_);
+  m.impl("masked_select", &masked_select);
+  m.impl("masked_select.out", &masked_select_out);
   m.impl("median", &median);
   m.impl("median.dim_values", &median_dim_values);
   m.impl("nanmedian", &nanmedian);
