@@ -24,6 +24,7 @@
 #include <ATen/ops/tril_meta.h>
 #include <ATen/ops/triu_meta.h>
 
+#include <limits>
 #include <mutex>
 #include <unordered_map>
 
@@ -956,29 +957,102 @@ at::Tensor nonzero_static(const at::Tensor& self, c10::SymInt size, int64_t fill
   return nonzero_static_out(self, size, fill_value, out);
 }
 
+namespace {
+// unique / unique_consecutive of the rows of self moved so that `dim` leads
+// (dim: nullopt treats self as a flat vector).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_common(const at::Tensor& self, bool sorted, bool return_inverse,
+                                                             bool return_counts, std::optional<int64_t> dim) {
+  const char* name = sorted ? "unique" : "unique_consecutive";
+  at::Tensor x = dim.has_value() ? self.movedim(at::maybe_wrap_dim(*dim, self.dim()), 0) : self.reshape({-1});
+  if (x.dim() == 0) x = x.reshape({1});
+  int64_t N = x.size(0), M = N ? x.numel() / N : 0;
+  shlo::Shape rows{N, M};
+  int64_t count = 0;
+  if (N > 0)
+    count = fetch_count(op(std::string(name) + "_count", {read(x)}, shlo::Type{shlo::DType::S64, {}},
+                           [sorted, rows](Builder& b, const Vals& in) {
+                             return Vals{ops::unique_count(b, b.reshape(in[0], rows), sorted)};
+                           }));
+  at::DimVector vs(x.sizes());
+  vs[0] = count;
+  at::Tensor values = empty(vs, self.scalar_type(), self.device());
+  at::Tensor inverse = empty(return_inverse ? (dim.has_value() ? at::IntArrayRef{N} : self.sizes())
+                                            : at::IntArrayRef{0},
+                             at::kLong, self.device());
+  at::Tensor counts = empty({return_counts ? count : 0}, at::kLong, self.device());
+  if (N > 0) {
+    std::vector<at::Tensor> outs{values};
+    if (return_inverse) outs.push_back(inverse);
+    if (return_counts) outs.push_back(counts);
+    write_outputs(std::string(name) + ":" + std::to_string(count) + (return_inverse ? ":inv" : "") +
+                      (return_counts ? ":cnt" : ""),
+                  {read(x)}, outs, [=](Builder& b, const Vals& in) {
+                    Vals u = ops::unique(b, b.reshape(in[0], rows), count, sorted);
+                    Vals r{u[0]};
+                    if (return_inverse) r.push_back(u[1]);
+                    if (return_counts) r.push_back(u[2]);
+                    return r;
+                  });
+    if (return_inverse) trust_indices(inverse, count);
+  }
+  if (dim.has_value()) values = values.movedim(0, at::maybe_wrap_dim(*dim, self.dim())).contiguous();
+  return {values, inverse, counts};
+}
+}  // namespace
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> _unique2(const at::Tensor& self, bool /*sorted*/,
                                                         bool return_inverse, bool return_counts) {
   // Always sorted: a valid order for sorted=False as well.
-  int64_t count = 0;
-  if (self.numel() > 0)
-    count = fetch_count(op("unique_count", {read(self)}, shlo::Type{shlo::DType::S64, {}},
-                           [](Builder& b, const Vals& in) { return Vals{ops::unique_count(b, in[0])}; }));
-  at::Tensor values = empty({count}, self.scalar_type(), self.device());
-  at::Tensor inverse = empty(return_inverse ? self.sizes() : at::IntArrayRef{0}, at::kLong, self.device());
-  at::Tensor counts = empty({return_counts ? count : 0}, at::kLong, self.device());
-  if (self.numel() == 0) return {values, inverse, counts};
-  std::vector<at::Tensor> outs{values};
-  if (return_inverse) outs.push_back(inverse);
-  if (return_counts) outs.push_back(counts);
-  write_outputs("unique:" + std::to_string(count) + (return_inverse ? ":inv" : "") + (return_counts ? ":cnt" : ""),
-                {read(self)}, outs, [count, return_inverse, return_counts](Builder& b, const Vals& in) {
-                  Vals u = ops::unique(b, in[0], count);
-                  Vals r{u[0]};
-                  if (return_inverse) r.push_back(u[1]);
-                  if (return_counts) r.push_back(u[2]);
-                  return r;
-                });
-  return {values, inverse, counts};
+  return unique_common(self, true, return_inverse, return_counts, std::nullopt);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive(const at::Tensor& self, bool return_inverse,
+                                                                  bool return_counts, std::optional<int64_t> dim) {
+  if (dim.has_value() && self.dim() <= 1) dim.reset();
+  return unique_common(self, false, return_inverse, return_counts, dim);
+}
+
+at::Tensor repeat_interleave_Tensor(const at::Tensor& repeats, std::optional<c10::SymInt> output_size) {
+  TORCH_CHECK(repeats.dim() == 1 || repeats.dim() == 0, "repeat_interleave only accept 1D vector as repeat");
+  TORCH_CHECK(repeats.scalar_type() == at::kLong || repeats.scalar_type() == at::kInt,
+              "repeats has to be Long or Int tensor");
+  int64_t total = 0;
+  if (output_size.has_value()) {
+    total = output_size->expect_int();
+    check_range(repeats, 0, std::numeric_limits<int64_t>::max(),
+                [](int64_t) { TORCH_CHECK(false, "repeats can not be negative"); });
+  } else if (repeats.numel() > 0) {
+    // Data-dependent size: one read of [min, sum].
+    std::vector<int64_t> ms = fetch_i64(op("min_and_sum", {read(repeats)}, shlo::Type{shlo::DType::S64, {2}},
+                                           [](Builder& b, const Vals& in) { return Vals{ops::min_and_sum(b, in[0])}; }));
+    TORCH_CHECK(ms[0] >= 0, "repeats can not be negative");
+    total = ms[1];
+  }
+  at::Tensor out = empty({total}, at::kLong, repeats.device());
+  if (total == 0) return out;
+  write(out, op("repeat_interleave:" + std::to_string(total), {read(repeats)}, type_of(out),
+                [total](Builder& b, const Vals& in) { return Vals{ops::repeat_interleave_indices(b, in[0], total)}; }));
+  trust_indices(out, std::max<int64_t>(repeats.numel(), 1));
+  return out;
+}
+
+namespace {
+at::Tensor tri_indices(bool upper, int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                       std::optional<at::Device> device) {
+  // A constant of known size: computed on the host and uploaded.
+  at::TensorOptions o = at::TensorOptions().dtype(dtype.value_or(at::kLong));
+  at::Tensor host = upper ? at::triu_indices(row, col, offset, o) : at::tril_indices(row, col, offset, o);
+  return host.to(device.value_or(at::Device(c10::DeviceType::PrivateUse1)));
+}
+}  // namespace
+
+at::Tensor tril_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout>, std::optional<at::Device> device, std::optional<bool>) {
+  return tri_indices(false, row, col, offset, dtype, device);
+}
+at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout>, std::optional<at::Device> device, std::optional<bool>) {
+  return tri_indices(true, row, col, offset, dtype, device);
 }
 
 }  // namespace tpu

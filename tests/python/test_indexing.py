@@ -18,7 +18,8 @@ OURS = {
     "index_put", "index_add", "index_add_", "index_copy", "index_copy_", "index_fill", "index_fill_",
     "masked_scatter", "masked_scatter_", "masked_select", "take", "cat", "stack", "flip", "roll", "repeat", "constant_pad_nd",
     "triu", "triu_", "tril", "tril_", "topk", "sort", "argsort", "kthvalue", "median", "nanmedian", "nonzero",
-    "nonzero_static", "_unique2", "unfold", "alias",
+    "nonzero_static", "_unique2", "unique_consecutive", "repeat_interleave", "tril_indices", "triu_indices",
+    "unfold", "alias",
 }
 
 FLOATS = [torch.float32, torch.bfloat16, torch.float16]
@@ -580,6 +581,26 @@ def test_unique():
     check(torch.unique, x)
     check(lambda a: torch.unique(a, return_counts=True), x[0])
     check(lambda a: torch.unique(a, return_inverse=True), torch.empty(0, dtype=dtype))
+    runs = torch.randint(0, 3, (4, 9)).repeat_interleave(2, dim=1)
+    check(lambda a: torch.unique_consecutive(a, return_inverse=True, return_counts=True), runs)
+    check(torch.unique_consecutive, runs[0].float())
+    rows = torch.randint(0, 2, (7, 3)).repeat_interleave(2, dim=0)
+    check(lambda a: torch.unique_consecutive(a, return_inverse=True, return_counts=True, dim=0), rows)
+    check(lambda a: torch.unique_consecutive(a, return_counts=True, dim=1), rows.t())
+
+
+def test_repeat_interleave_and_tri_indices():
+    rep = torch.randint(0, 4, (6,))
+    check(torch.repeat_interleave, rep)
+    check(lambda r: torch.repeat_interleave(r, output_size=int(rep.sum())), rep)
+    x = torch.randn(6, 3)
+    check(lambda a, r: a.repeat_interleave(r, dim=0), x, rep)
+    check(lambda a: a.repeat_interleave(3, dim=1), x)
+    with pytest.raises(RuntimeError, match="negative"):
+        torch.repeat_interleave(torch.tensor([1, -1], device=TPU))
+    for row, col, off in [(4, 4, 0), (3, 5, 1), (5, 3, -2)]:
+        assert_close(torch.tril_indices(row, col, off, device=TPU), torch.tril_indices(row, col, off))
+        assert_close(torch.triu_indices(row, col, off, device=TPU), torch.triu_indices(row, col, off))
 
 
 # ---------------------------------------------------------------- gradients
