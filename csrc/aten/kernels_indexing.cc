@@ -1,15 +1,19 @@
 // Indexing, data movement and sorting kernels: gather / scatter, the
-// index_select / index_add family, advanced indexing, take, embedding
-// backward, cat, flip, roll, constant padding, triu / tril, sort, topk,
-// kthvalue, median, nonzero and unique.
+// index_select / index_add family, advanced indexing, take, masked_scatter /
+// masked_select, embedding backward, cat, flip, roll, constant padding,
+// triu / tril (+ indices), sort, topk, kthvalue, median, nonzero, unique,
+// unique_consecutive and repeat_interleave.
 //
 // Index bounds: an out-of-range index raises the same error type as on the
 // CPU, never clamps. Indices on the host are checked on the host. Indices on
 // the device are checked by reading back their [min, max] (one small program
-// and one wait); the answer is remembered per device value, so the same
-// index tensor (e.g. an embedding's ids in forward and backward) is checked
-// once. Data-dependent shapes (nonzero, bool masks, unique, masked_scatter's
-// count) likewise read one count back from the device.
+// and one wait) before the op is recorded; the answer is remembered per
+// storage value, so the same index tensor (e.g. an embedding's ids in forward
+// and backward) is checked once, and index outputs of our own ops (sort,
+// topk, nonzero, unique's inverse...) are known in range and never read.
+// Data-dependent shapes (nonzero, bool-mask indexing, unique,
+// repeat_interleave, masked_scatter's count check) likewise read one count
+// back from the device.
 #include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/cat_meta.h>
