@@ -476,6 +476,8 @@ std::tuple<at::Tensor, at::Tensor> kthvalue(const at::Tensor& self, c10::SymInt 
 std::tuple<at::Tensor&, at::Tensor&> kthvalue_values(const at::Tensor& self, c10::SymInt k, int64_t dim,
                                                      bool keepdim, at::Tensor& values, at::Tensor& indices);
 at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::Tensor& source);
+at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask);
+at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out);
 at::Tensor median(const at::Tensor& self);
 std::tuple<at::Tensor&, at::Tensor&> median_dim_values(const at::Tensor& self, int64_t dim, bool keepdim,
                                                        at::Tensor& values, at::Tensor& indices);
@@ -486,6 +488,7 @@ at::Tensor nonzero(const at::Tensor& self);
 at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out);
 at::Tensor nonzero_static(const at::Tensor& self, c10::SymInt size, int64_t fill_value);
 at::Tensor& nonzero_static_out(const at::Tensor& self, c10::SymInt size, int64_t fill_value, at::Tensor& out);
+at::Tensor repeat_interleave_Tensor(const at::Tensor& repeats, std::optional<c10::SymInt> output_size);
 at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef shifts, at::IntArrayRef dims);
 at::Tensor scatter_src(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src);
 at::Tensor& scatter__src(at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src);
@@ -527,6 +530,14 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
 std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, c10::SymInt k, int64_t dim, bool largest, bool sorted);
 std::tuple<at::Tensor&, at::Tensor&> topk_values(const at::Tensor& self, c10::SymInt k, int64_t dim, bool largest,
                                                  bool sorted, at::Tensor& values, at::Tensor& indices);
+at::Tensor tril_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout> layout, std::optional<at::Device> device,
+                        std::optional<bool> pin_memory);
+at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout> layout, std::optional<at::Device> device,
+                        std::optional<bool> pin_memory);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive(const at::Tensor& self, bool return_inverse,
+                                                                  bool return_counts, std::optional<int64_t> dim);
 at::Tensor tril(const at::Tensor& s, c10::SymInt d);
 at::Tensor& tril_(at::Tensor& s, c10::SymInt d);
 at::Tensor& tril_out(const at::Tensor& s, c10::SymInt d, at::Tensor& out);

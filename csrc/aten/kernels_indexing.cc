@@ -1,15 +1,19 @@
 // Indexing, data movement and sorting kernels: gather / scatter, the
-// index_select / index_add family, advanced indexing, take, embedding
-// backward, cat, flip, roll, constant padding, triu / tril, sort, topk,
-// kthvalue, median, nonzero and unique.
+// index_select / index_add family, advanced indexing, take, masked_scatter /
+// masked_select, embedding backward, cat, flip, roll, constant padding,
+// triu / tril (+ indices), sort, topk, kthvalue, median, nonzero, unique,
+// unique_consecutive and repeat_interleave.
 //
 // Index bounds: an out-of-range index raises the same error type as on the
 // CPU, never clamps. Indices on the host are checked on the host. Indices on
 // the device are checked by reading back their [min, max] (one small program
-// and one wait); the answer is remembered per device value, so the same
-// index tensor (e.g. an embedding's ids in forward and backward) is checked
-// once. Data-dependent shapes (nonzero, bool masks, unique, masked_scatter's
-// count) likewise read one count back from the device.
+// and one wait) before the op is recorded; the answer is remembered per
+// storage value, so the same index tensor (e.g. an embedding's ids in forward
+// and backward) is checked once, and index outputs of our own ops (sort,
+// topk, nonzero, unique's inverse...) are known in range and never read.
+// Data-dependent shapes (nonzero, bool-mask indexing, unique,
+// repeat_interleave, masked_scatter's count check) likewise read one count
+// back from the device.
 #include <ATen/ExpandUtils.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/cat_meta.h>
@@ -24,6 +28,7 @@
 #include <ATen/ops/tril_meta.h>
 #include <ATen/ops/triu_meta.h>
 
+#include <limits>
 #include <mutex>
 #include <unordered_map>
 
@@ -68,46 +73,76 @@ struct Bounds {
   int64_t min = 0, max = 0;
 };
 
+// Known [min, max] of device values, keyed by (node, output): storage values
+// of index tensors already checked, and index outputs of our own ops (sort,
+// topk, nonzero...), which are in range by construction.
 struct Seen {
   std::weak_ptr<engine::Node> node;
-  int index = 0;
   Bounds bounds;
 };
-
+using SeenKey = std::pair<const engine::Node*, int>;
+struct SeenHash {
+  size_t operator()(const SeenKey& k) const { return std::hash<const void*>()(k.first) * 31 + k.second; }
+};
 std::mutex seen_mu;
-std::unordered_map<const engine::Node*, Seen> seen;
+std::unordered_map<SeenKey, Seen, SeenHash> seen;
 
-// [min, max] of a non-empty integer tensor.
-Bounds bounds_of(const at::Tensor& idx) {
-  if (idx.device().is_cpu()) {
-    at::Tensor l = idx.to(at::kLong);
-    return {l.min().item<int64_t>(), l.max().item<int64_t>()};
-  }
-  engine::Ref v = read(idx);
-  {
-    std::lock_guard<std::mutex> g(seen_mu);
-    auto it = seen.find(v.node.get());
-    if (it != seen.end() && it->second.node.lock() == v.node && it->second.index == v.index) return it->second.bounds;
-  }
-  engine::Ref r = op("index_bounds", {v}, shlo::Type{shlo::DType::S64, {2}},
-                     [](Builder& b, const Vals& in) { return Vals{ops::index_bounds(b, in[0])}; });
-  std::vector<int64_t> mm = fetch_i64(r);
-  Bounds bd{mm[0], mm[1]};
+std::optional<Bounds> known_bounds(const engine::Ref& v) {
+  std::lock_guard<std::mutex> g(seen_mu);
+  auto it = seen.find({v.node.get(), v.index});
+  if (it == seen.end() || it->second.node.lock() != v.node) return std::nullopt;
+  return it->second.bounds;
+}
+
+void remember_bounds(const engine::Ref& v, Bounds bd) {
   std::lock_guard<std::mutex> g(seen_mu);
   if (seen.size() > 1024) {
     for (auto it = seen.begin(); it != seen.end();) it = it->second.node.expired() ? seen.erase(it) : std::next(it);
   }
-  seen[v.node.get()] = Seen{v.node, v.index, bd};
-  return bd;
+  seen[{v.node.get(), v.index}] = Seen{v.node, bd};
+}
+
+// The flat value behind a tpu tensor's storage when it holds idx's dtype.
+std::optional<engine::Ref> storage_ref(const at::Tensor& idx) {
+  StorageState& st = state_of(idx);
+  if (!st.value || st.value.type().dtype != to_shlo(idx.scalar_type())) return std::nullopt;
+  return st.value;
 }
 
 // Checks lo <= idx < hi; fail(v) raises the op's error for a value v outside.
+// Device indices: bounds known for the whole storage suffice (a view holds a
+// subset); otherwise the view's [min, max] is read back (one wait) and, when
+// the view is its whole storage, remembered.
 template <class F>
 void check_range(const at::Tensor& idx, int64_t lo, int64_t hi, F fail) {
   if (idx.numel() == 0) return;
-  Bounds bd = bounds_of(idx);
+  Bounds bd;
+  if (idx.device().is_cpu()) {
+    at::Tensor l = idx.to(at::kLong);
+    bd = {l.min().item<int64_t>(), l.max().item<int64_t>()};
+  } else {
+    std::optional<engine::Ref> base = storage_ref(idx);
+    std::optional<Bounds> known = base ? known_bounds(*base) : std::nullopt;
+    if (known && known->min >= lo && known->max < hi) return;
+    engine::Ref r = op("index_bounds", {read(idx)}, shlo::Type{shlo::DType::S64, {2}},
+                       [](Builder& b, const Vals& in) { return Vals{ops::index_bounds(b, in[0])}; });
+    std::vector<int64_t> mm = fetch_i64(r);
+    bd = {mm[0], mm[1]};
+    bool whole = idx.is_contiguous() && idx.storage_offset() == 0 &&
+                 idx.numel() * static_cast<int64_t>(idx.element_size()) == static_cast<int64_t>(state_of(idx).nbytes);
+    if (base && whole) remember_bounds(*base, bd);
+  }
   if (bd.min < lo) fail(bd.min);
   if (bd.max >= hi) fail(bd.max);
+}
+
+// Marks the index tensor `t` (just written by our op) as within [0, n) when
+// it is its whole storage.
+void trust_indices(const at::Tensor& t, int64_t n) {
+  bool whole = t.is_contiguous() && t.storage_offset() == 0 &&
+               t.numel() * static_cast<int64_t>(t.element_size()) == static_cast<int64_t>(state_of(t).nbytes);
+  if (t.numel() == 0 || !whole) return;
+  if (std::optional<engine::Ref> base = storage_ref(t)) remember_bounds(*base, Bounds{0, std::max<int64_t>(n - 1, 0)});
 }
 
 int64_t size_at(const at::Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.size(dim); }
@@ -365,12 +400,14 @@ void write_outputs(const std::string& key, std::vector<engine::Ref> inputs, cons
 
 // (values, indices) of a sort-family lowering into two tensors.
 using PairFn = std::function<std::pair<Value, Value>(Builder&, Value)>;
-void write_pair(const std::string& key, const at::Tensor& self, const at::Tensor& values, const at::Tensor& indices,
-                PairFn fn) {
+// The indices address dim `dim` of self.
+void write_pair(const std::string& key, const at::Tensor& self, int64_t dim, const at::Tensor& values,
+                const at::Tensor& indices, PairFn fn) {
   write_outputs(key, {read(self)}, {values, indices}, [fn](Builder& b, const Vals& in) {
     auto [v, i] = fn(b, in[0]);
     return Vals{v, i};
   });
+  trust_indices(indices, size_at(self, dim));
 }
 
 at::DimVector reduced_shape(const at::Tensor& self, int64_t dim, bool keepdim) {
@@ -391,7 +428,7 @@ void median_common(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor
   resize_out(values, os, self.scalar_type(), name);
   resize_out(indices, os, at::kLong, name);
   if (values.numel() == 0) return;
-  write_pair(sort_key(name, dim), self, values, indices,
+  write_pair(sort_key(name, dim), self, dim, values, indices,
              [dim, ignore_nan](Builder& b, Value x) { return ops::median(b, x, dim, ignore_nan); });
 }
 
@@ -673,6 +710,20 @@ at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::
   return self;
 }
 
+at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
+  TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
+  at::DimVector shape = at::infer_size_dimvector(self.sizes(), mask.sizes());
+  // Advanced indexing by the broadcast mask (its true count is read back).
+  c10::List<std::optional<at::Tensor>> idx;
+  idx.push_back(mask.expand(shape));
+  index_into(self.expand(shape), idx, out);
+  return out;
+}
+at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask) {
+  at::Tensor out = empty({0}, self.scalar_type(), self.device());
+  return masked_select_out(self, mask, out);
+}
+
 // ---------------------------------------------------------------- cat, flip, roll, pad, triangles
 
 namespace {
@@ -797,14 +848,14 @@ void topk_into(const at::Tensor& self, int64_t k, int64_t dim, bool largest, con
                const at::Tensor& indices) {
   if (values.numel() == 0) return;
   dim = at::maybe_wrap_dim(dim, self.dim());
-  write_pair(sort_key("topk", k, dim, largest), self, values, indices,
+  write_pair(sort_key("topk", k, dim, largest), self, dim, values, indices,
              [k, dim, largest](Builder& b, Value x) { return ops::topk(b, x, k, dim, largest); });
 }
 void sort_into(const at::Tensor& self, int64_t dim, bool descending, const at::Tensor& values,
                const at::Tensor& indices) {
   if (values.numel() == 0) return;
   dim = at::maybe_wrap_dim(dim, self.dim());
-  write_pair(sort_key("sort", dim, descending), self, values, indices,
+  write_pair(sort_key("sort", dim, descending), self, dim, values, indices,
              [dim, descending](Builder& b, Value x) { return ops::sort(b, x, dim, descending); });
 }
 }  // namespace
@@ -850,7 +901,7 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_values(const at::Tensor& self, c10
   resize_out(values, os, self.scalar_type(), "kthvalue");
   resize_out(indices, os, at::kLong, "kthvalue");
   if (values.numel() == 0) return {values, indices};
-  write_pair(sort_key("kthvalue", k, dim), self, values, indices,
+  write_pair(sort_key("kthvalue", k, dim), self, dim, values, indices,
              [k, dim](Builder& b, Value x) { return ops::kthvalue(b, x, k, dim); });
   return {values, indices};
 }
@@ -886,6 +937,9 @@ at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
   if (out.numel() == 0) return out;
   write(out, op("nonzero:" + std::to_string(count), {read(self)}, type_of(out),
                 [count](Builder& b, const Vals& in) { return Vals{ops::nonzero(b, in[0], count)}; }));
+  int64_t largest = 1;
+  for (int64_t d : self.sizes()) largest = std::max(largest, d);
+  trust_indices(out, largest);
   return out;
 }
 at::Tensor nonzero(const at::Tensor& self) {
@@ -907,29 +961,102 @@ at::Tensor nonzero_static(const at::Tensor& self, c10::SymInt size, int64_t fill
   return nonzero_static_out(self, size, fill_value, out);
 }
 
+namespace {
+// unique / unique_consecutive of the rows of self moved so that `dim` leads
+// (dim: nullopt treats self as a flat vector).
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_common(const at::Tensor& self, bool sorted, bool return_inverse,
+                                                             bool return_counts, std::optional<int64_t> dim) {
+  const char* name = sorted ? "unique" : "unique_consecutive";
+  at::Tensor x = dim.has_value() ? self.movedim(at::maybe_wrap_dim(*dim, self.dim()), 0) : self.reshape({-1});
+  if (x.dim() == 0) x = x.reshape({1});
+  int64_t N = x.size(0), M = N ? x.numel() / N : 0;
+  shlo::Shape rows{N, M};
+  int64_t count = 0;
+  if (N > 0)
+    count = fetch_count(op(std::string(name) + "_count", {read(x)}, shlo::Type{shlo::DType::S64, {}},
+                           [sorted, rows](Builder& b, const Vals& in) {
+                             return Vals{ops::unique_count(b, b.reshape(in[0], rows), sorted)};
+                           }));
+  at::DimVector vs(x.sizes());
+  vs[0] = count;
+  at::Tensor values = empty(vs, self.scalar_type(), self.device());
+  at::Tensor inverse = empty(return_inverse ? (dim.has_value() ? at::IntArrayRef{N} : self.sizes())
+                                            : at::IntArrayRef{0},
+                             at::kLong, self.device());
+  at::Tensor counts = empty({return_counts ? count : 0}, at::kLong, self.device());
+  if (N > 0) {
+    std::vector<at::Tensor> outs{values};
+    if (return_inverse) outs.push_back(inverse);
+    if (return_counts) outs.push_back(counts);
+    write_outputs(std::string(name) + ":" + std::to_string(count) + (return_inverse ? ":inv" : "") +
+                      (return_counts ? ":cnt" : ""),
+                  {read(x)}, outs, [=](Builder& b, const Vals& in) {
+                    Vals u = ops::unique(b, b.reshape(in[0], rows), count, sorted);
+                    Vals r{u[0]};
+                    if (return_inverse) r.push_back(u[1]);
+                    if (return_counts) r.push_back(u[2]);
+                    return r;
+                  });
+    if (return_inverse) trust_indices(inverse, count);
+  }
+  if (dim.has_value()) values = values.movedim(0, at::maybe_wrap_dim(*dim, self.dim())).contiguous();
+  return {values, inverse, counts};
+}
+}  // namespace
+
 std::tuple<at::Tensor, at::Tensor, at::Tensor> _unique2(const at::Tensor& self, bool /*sorted*/,
                                                         bool return_inverse, bool return_counts) {
   // Always sorted: a valid order for sorted=False as well.
-  int64_t count = 0;
-  if (self.numel() > 0)
-    count = fetch_count(op("unique_count", {read(self)}, shlo::Type{shlo::DType::S64, {}},
-                           [](Builder& b, const Vals& in) { return Vals{ops::unique_count(b, in[0])}; }));
-  at::Tensor values = empty({count}, self.scalar_type(), self.device());
-  at::Tensor inverse = empty(return_inverse ? self.sizes() : at::IntArrayRef{0}, at::kLong, self.device());
-  at::Tensor counts = empty({return_counts ? count : 0}, at::kLong, self.device());
-  if (self.numel() == 0) return {values, inverse, counts};
-  std::vector<at::Tensor> outs{values};
-  if (return_inverse) outs.push_back(inverse);
-  if (return_counts) outs.push_back(counts);
-  write_outputs("unique:" + std::to_string(count) + (return_inverse ? ":inv" : "") + (return_counts ? ":cnt" : ""),
-                {read(self)}, outs, [count, return_inverse, return_counts](Builder& b, const Vals& in) {
-                  Vals u = ops::unique(b, in[0], count);
-                  Vals r{u[0]};
-                  if (return_inverse) r.push_back(u[1]);
-                  if (return_counts) r.push_back(u[2]);
-                  return r;
-                });
-  return {values, inverse, counts};
+  return unique_common(self, true, return_inverse, return_counts, std::nullopt);
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive(const at::Tensor& self, bool return_inverse,
+                                                                  bool return_counts, std::optional<int64_t> dim) {
+  if (dim.has_value() && self.dim() <= 1) dim.reset();
+  return unique_common(self, false, return_inverse, return_counts, dim);
+}
+
+at::Tensor repeat_interleave_Tensor(const at::Tensor& repeats, std::optional<c10::SymInt> output_size) {
+  TORCH_CHECK(repeats.dim() == 1 || repeats.dim() == 0, "repeat_interleave only accept 1D vector as repeat");
+  TORCH_CHECK(repeats.scalar_type() == at::kLong || repeats.scalar_type() == at::kInt,
+              "repeats has to be Long or Int tensor");
+  int64_t total = 0;
+  if (output_size.has_value()) {
+    total = output_size->expect_int();
+    check_range(repeats, 0, std::numeric_limits<int64_t>::max(),
+                [](int64_t) { TORCH_CHECK(false, "repeats can not be negative"); });
+  } else if (repeats.numel() > 0) {
+    // Data-dependent size: one read of [min, sum].
+    std::vector<int64_t> ms = fetch_i64(op("min_and_sum", {read(repeats)}, shlo::Type{shlo::DType::S64, {2}},
+                                           [](Builder& b, const Vals& in) { return Vals{ops::min_and_sum(b, in[0])}; }));
+    TORCH_CHECK(ms[0] >= 0, "repeats can not be negative");
+    total = ms[1];
+  }
+  at::Tensor out = empty({total}, at::kLong, repeats.device());
+  if (total == 0) return out;
+  write(out, op("repeat_interleave:" + std::to_string(total), {read(repeats)}, type_of(out),
+                [total](Builder& b, const Vals& in) { return Vals{ops::repeat_interleave_indices(b, in[0], total)}; }));
+  trust_indices(out, std::max<int64_t>(repeats.numel(), 1));
+  return out;
+}
+
+namespace {
+at::Tensor tri_indices(bool upper, int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                       std::optional<at::Device> device) {
+  // A constant of known size: computed on the host and uploaded.
+  at::TensorOptions o = at::TensorOptions().dtype(dtype.value_or(at::kLong));
+  at::Tensor host = upper ? at::triu_indices(row, col, offset, o) : at::tril_indices(row, col, offset, o);
+  return host.to(device.value_or(at::Device(c10::DeviceType::PrivateUse1)));
+}
+}  // namespace
+
+at::Tensor tril_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout>, std::optional<at::Device> device, std::optional<bool>) {
+  return tri_indices(false, row, col, offset, dtype, device);
+}
+at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
+                        std::optional<at::Layout>, std::optional<at::Device> device, std::optional<bool>) {
+  return tri_indices(true, row, col, offset, dtype, device);
 }
 
 }  // namespace tpu

@@ -513,6 +513,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("kthvalue", &kthvalue);
   m.impl("kthvalue.values", &kthvalue_values);
   m.impl("masked_scatter_", &masked_scatter_);
+  m.impl("masked_select", &masked_select);
+  m.impl("masked_select.out", &masked_select_out);
   m.impl("median", &median);
   m.impl("median.dim_values", &median_dim_values);
   m.impl("nanmedian", &nanmedian);
@@ -521,6 +523,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero.out", &nonzero_out);
   m.impl("nonzero_static", &nonzero_static);
   m.impl("nonzero_static.out", &nonzero_static_out);
+  m.impl("repeat_interleave.Tensor", &repeat_interleave_Tensor);
   m.impl("roll", &roll);
   m.impl("scatter.reduce", &scatter_reduce);
   m.impl("scatter.reduce_out", &scatter_reduce_out);
@@ -549,9 +552,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("tril", &tril);
   m.impl("tril.out", &tril_out);
   m.impl("tril_", &tril_);
+  m.impl("tril_indices", &tril_indices);
   m.impl("triu", &triu);
   m.impl("triu.out", &triu_out);
   m.impl("triu_", &triu_);
+  m.impl("triu_indices", &triu_indices);
+  m.impl("unique_consecutive", &unique_consecutive);
 
   // ---- random, dropout, ranges (kernels_random.cc)
   m.impl("bernoulli.out", &bernoulli_out);

@@ -1,5 +1,8 @@
 #include "ops/sort.h"
 
+#include <algorithm>
+#include <tuple>
+
 #include "ops/indexing.h"
 
 namespace ops {
@@ -138,39 +141,73 @@ Value nonzero_static(Builder& b, Value x, int64_t size, Value fill) {
 
 namespace {
 
-// Sorted flat values and, per sorted position, whether it starts a new value.
-std::pair<std::pair<Value, Value>, Value> sorted_groups(Builder& b, Value x) {
-  int64_t N = shlo::numel(x.shape());
-  auto sp = sort_with_iota(b, b.reshape(x, {N}), 0, false);
-  Value s = sp.first;
-  Value diff = b.compare(shlo::Cmp::NE, b.slice(s, {1}, {N}, {1}), b.slice(s, {0}, {N - 1}, {1}));
-  Value first = b.constant(DType::PRED, 1, {1});
-  return {sp, b.concatenate({first, diff}, 0)};
+// Rows of x ([N, M]) in grouping order (sorted when M == 1 and sorted, else
+// as they are), the original row of each, and whether each starts a group.
+struct Groups {
+  Value rows, perm, is_new;
+};
+
+Groups groups_of(Builder& b, Value x, bool sorted) {
+  int64_t N = x.shape()[0], M = x.shape()[1];
+  Groups g;
+  if (sorted) {
+    Value v;
+    std::tie(v, g.perm) = sort_with_iota(b, b.reshape(x, {N}), 0, false);
+    g.rows = b.reshape(v, {N, M});
+  } else {
+    g.rows = x;
+    g.perm = b.iota(Type{index_type(N), {N}}, 0);
+  }
+  Value ne = b.compare(shlo::Cmp::NE, b.slice(g.rows, {1, 0}, {N, M}, {1, 1}),
+                       b.slice(g.rows, {0, 0}, {N - 1, M}, {1, 1}));
+  Value diff = b.reduce(ne, b.constant(DType::PRED, 0), {1}, "or");
+  g.is_new = b.concatenate({b.constant(DType::PRED, 1, {1}), diff}, 0);
+  return g;
 }
 
 }  // namespace
 
-Value unique_count(Builder& b, Value x) {
-  if (shlo::numel(x.shape()) == 0) return b.zero(DType::S64);
-  Value is_new = sorted_groups(b, x).second;
+Value unique_count(Builder& b, Value x, bool sorted) {
+  if (x.shape()[0] == 0) return b.zero(DType::S64);
+  Value is_new = groups_of(b, x, sorted).is_new;
   return b.reduce(b.convert(is_new, DType::S64), b.zero(DType::S64), {0}, "add");
 }
 
-std::vector<Value> unique(Builder& b, Value x, int64_t count) {
-  int64_t N = shlo::numel(x.shape());
+std::vector<Value> unique(Builder& b, Value x, int64_t count, bool sorted) {
+  int64_t N = x.shape()[0], M = x.shape()[1];
   if (N == 0)
-    return {b.constant(x.dtype(), 0, {0}), b.constant(DType::S64, 0, x.shape()), b.constant(DType::S64, 0, {0})};
-  auto [sp, is_new] = sorted_groups(b, x);
-  auto [s, perm] = sp;
+    return {b.constant(x.dtype(), 0, {0, M}), b.constant(DType::S64, 0, {0}), b.constant(DType::S64, 0, {0})};
+  Groups g = groups_of(b, x, sorted);
   DType it = index_type(N);
-  Value group = b.sub(prefix_sum(b, b.convert(is_new, it)), b.constant(it, 1, {N}));
-  // Every member of a group holds the same value, so replace order is moot.
-  Value values = index_scatter(b, b.constant(x.dtype(), 0, {count}), 0, group, s, Combine::Replace, false);
+  Value group = b.sub(prefix_sum(b, b.convert(g.is_new, it)), b.constant(it, 1, {N}));
+  // Every member of a group holds the same row, so replace order is moot.
+  Value values = index_scatter(b, b.constant(x.dtype(), 0, {count, M}), 0, group, g.rows, Combine::Replace, false);
   Value counts = index_scatter(b, b.constant(DType::S64, 0, {count}), 0, group, b.constant(DType::S64, 1, {N}),
                                Combine::Add, false);
-  Value inverse = index_scatter(b, b.constant(DType::S64, 0, {N}), 0, perm, b.convert(group, DType::S64),
+  Value inverse = index_scatter(b, b.constant(DType::S64, 0, {N}), 0, g.perm, b.convert(group, DType::S64),
                                 Combine::Replace, false);
-  return {values, b.reshape(inverse, x.shape()), counts};
+  return {values, inverse, counts};
+}
+
+Value min_and_sum(Builder& b, Value x) {
+  int64_t N = shlo::numel(x.shape());
+  Value flat = b.convert(b.reshape(x, {N}), DType::S64);
+  Value mn = b.reduce(flat, b.highest(DType::S64), {0}, "minimum");
+  Value sum = b.reduce(flat, b.zero(DType::S64), {0}, "add");
+  return b.concatenate({b.reshape(mn, {1}), b.reshape(sum, {1})}, 0);
+}
+
+Value repeat_interleave_indices(Builder& b, Value repeats, int64_t total) {
+  int64_t n = shlo::numel(repeats.shape());
+  if (total == 0 || n == 0) return b.constant(DType::S64, 0, {total});
+  DType it = index_type(std::max(n, total) + 1);
+  // Group i ends at prefix[i]; counting the group ends at or before each
+  // output position gives the group it belongs to.
+  Value ends = prefix_sum(b, b.convert(b.reshape(repeats, {n}), it));
+  Value marks = index_scatter(b, b.constant(it, 0, {total + 1}), 0, ends, b.constant(it, 1, {n}), Combine::Add,
+                              false);
+  Value idx = prefix_sum(b, b.slice(marks, {0}, {total}, {1}));
+  return b.convert(idx, DType::S64);
 }
 
 }  // namespace ops

@@ -29,9 +29,17 @@ Value nonzero(Builder& b, Value x, int64_t count);
 // The same padded / cut to `size` rows; rows past the count hold fill (0-d s64).
 Value nonzero_static(Builder& b, Value x, int64_t size, Value fill);
 
-// Number of distinct values of x (0-d s64).
-Value unique_count(Builder& b, Value x);
-// Sorted distinct values [count], inverse (x's shape, s64), counts [count] s64.
-std::vector<Value> unique(Builder& b, Value x, int64_t count);
+// x: [N, M] rows. Number of distinct rows (0-d s64): with sorted, of
+// distinct values (M == 1, torch.unique); without, of runs of equal
+// consecutive rows (unique_consecutive).
+Value unique_count(Builder& b, Value x, bool sorted);
+// The distinct rows [count, M] (sorted or in run order), inverse [N] s64 and
+// counts [count] s64.
+std::vector<Value> unique(Builder& b, Value x, int64_t count, bool sorted);
+
+// [min, sum] of an integer value as s64[2] (repeat_interleave's checks and size).
+Value min_and_sum(Builder& b, Value x);
+// repeat_interleave(repeats): i repeated repeats[i] times, `total` in all.
+Value repeat_interleave_indices(Builder& b, Value repeats, int64_t total);
 
 }  // namespace ops
