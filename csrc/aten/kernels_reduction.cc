@@ -268,7 +268,13 @@ void var_into(const at::Tensor& out, const at::Tensor& mean_out, const at::Tenso
   bool with_mean = mean_out.defined();
   std::vector<at::Tensor> outs{out};
   if (with_mean) outs.push_back(mean_out);
-  engine::Ref c = scalar_of(correction.value_or(at::Scalar(1)), ops::acc_type(o));
+  at::Scalar corr = correction.value_or(at::Scalar(1));
+  double n = 1;
+  for (int64_t d : dims) n *= static_cast<double>(self.size(d));
+  if (n - corr.toDouble() <= 0)
+    TORCH_WARN(take_sqrt ? "std" : "var", with_mean ? "_mean" : "", "(): degrees of freedom is <= 0. Correction should be strictly less than ",
+               "the reduction factor (input numel divided by output numel).");
+  engine::Ref c = scalar_of(corr, ops::acc_type(o));
   run(outs, std::string(take_sqrt ? "std" : "var") + (with_mean ? "_mean" : "") + dims_key(dims, keepdim),
       {read(self), c}, [=](Builder& b, const Vals& in) {
         auto [v, m] = ops::var_mean(b, in[0], dims, keepdim, in[1], take_sqrt, o);
