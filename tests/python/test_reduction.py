@@ -625,3 +625,12 @@ def test_grad_logsumexp_norm_mse_amax():
     grads(lambda x, y: F.mse_loss(x, y), (4, 6), (4, 6))
     grads(lambda x, y: F.mse_loss(x, y, reduction="none"), (4, 6), (4, 6))
     grads(lambda x: x.amax(1), (4, 6))
+
+
+def test_integer_inputs_rejected_like_cpu():
+    i = torch.arange(6, device=TPU).view(2, 3)
+    for fn in [lambda t: t.softmax(1), lambda t: t.log_softmax(0), lambda t: t.logcumsumexp(1),
+               lambda t: F.nll_loss(t, torch.zeros(2, dtype=torch.long, device=TPU)),
+               lambda t: F.mse_loss(t, t)]:
+        with pytest.raises(RuntimeError, match="not implemented|floating"):
+            fn(i)
