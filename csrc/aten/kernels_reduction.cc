@@ -192,7 +192,7 @@ void arg_into(const at::Tensor& out, const at::Tensor& self, std::optional<int64
   if (!dim.has_value() || self.dim() == 0) {
     // No dim: over the flattened tensor.
     int64_t n = self.numel();
-    run({out}, key + "_flat", {read(self)}, [=](Builder& b, const Vals& in) {
+    run({out}, key + "_flat" + std::to_string(out_shape.size()), {read(self)}, [=](Builder& b, const Vals& in) {
       Value flat = b.reshape(in[0], {n});
       return Vals{b.reshape(ops::arg_reduce(b, flat, 0, false, is_max).second, out_shape)};
     });
@@ -268,7 +268,13 @@ void var_into(const at::Tensor& out, const at::Tensor& mean_out, const at::Tenso
   bool with_mean = mean_out.defined();
   std::vector<at::Tensor> outs{out};
   if (with_mean) outs.push_back(mean_out);
-  engine::Ref c = scalar_of(correction.value_or(at::Scalar(1)), ops::acc_type(o));
+  at::Scalar corr = correction.value_or(at::Scalar(1));
+  double n = 1;
+  for (int64_t d : dims) n *= static_cast<double>(self.size(d));
+  if (n - corr.toDouble() <= 0)
+    TORCH_WARN(take_sqrt ? "std" : "var", with_mean ? "_mean" : "", "(): degrees of freedom is <= 0. Correction should be strictly less than ",
+               "the reduction factor (input numel divided by output numel).");
+  engine::Ref c = scalar_of(corr, ops::acc_type(o));
   run(outs, std::string(take_sqrt ? "std" : "var") + (with_mean ? "_mean" : "") + dims_key(dims, keepdim),
       {read(self), c}, [=](Builder& b, const Vals& in) {
         auto [v, m] = ops::var_mean(b, in[0], dims, keepdim, in[1], take_sqrt, o);
@@ -308,8 +314,7 @@ std::tuple<at::Tensor, at::Tensor> var_mean_like(const at::Tensor& self, at::Opt
 // ---- scans
 
 void scan_into(const at::Tensor& out, const at::Tensor& self, int64_t dim, ops::Scan kind, const char* name) {
-  int64_t d = self.dim() == 0 ? 0 : c10::maybe_wrap_dim(dim, self.dim());
-  if (self.dim() == 0) c10::maybe_wrap_dim(dim, 0);
+  int64_t d = c10::maybe_wrap_dim(dim, self.dim());  // 0-d: 0 (the lowering treats it as [1])
   shlo::DType o = to_shlo(out.scalar_type());
   run({out}, std::string(name) + std::to_string(d) + ">" + shlo::dtype_name(o), {read(self)},
       [=](Builder& b, const Vals& in) { return Vals{ops::scan(b, in[0], kind, d, o)}; });
@@ -326,7 +331,12 @@ void cumprod_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim
 
 // ---- softmax
 
+void check_floating(const at::Tensor& t, const char* name) {
+  TORCH_CHECK(at::isFloatingType(t.scalar_type()), "\"", name, "\" not implemented for '", t.scalar_type(), "'");
+}
+
 void softmax_into(const at::Tensor& out, const at::Tensor& self, int64_t dim, bool log) {
+  check_floating(self, log ? "log_softmax" : "softmax");
   int64_t d = c10::maybe_wrap_dim(dim, self.dim());
   shlo::DType o = to_shlo(out.scalar_type());
   run({out}, std::string(log ? "log_softmax" : "softmax") + std::to_string(d) + ">" + shlo::dtype_name(o),
@@ -344,6 +354,7 @@ void log_softmax_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t
 
 void softmax_backward_into(const at::Tensor& out, const at::Tensor& grad, const at::Tensor& output, int64_t dim,
                            bool log) {
+  check_floating(grad, log ? "log_softmax_backward" : "softmax_backward");
   int64_t d = c10::maybe_wrap_dim(dim, grad.dim());
   shlo::DType o = to_shlo(out.scalar_type());
   run({out}, std::string(log ? "log_softmax_bwd" : "softmax_bwd") + std::to_string(d) + ">" + shlo::dtype_name(o),
@@ -379,6 +390,7 @@ void nll_into(const at::Tensor& output, const at::Tensor& total_weight, const at
               int64_t ignore_index) {
   check_reduction(reduction);
   check_target(target);
+  check_floating(self, "nll_loss");
   bool has_w = weight.has_value() && weight->defined();
   std::vector<engine::Ref> in{read(self), read(target), engine::scalar_i64(ignore_index)};
   if (has_w) in.push_back(read(*weight));
@@ -439,6 +451,7 @@ void check_nll2d(const at::Tensor& self, const at::Tensor& target, const std::op
 template <class M>
 void mse_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
   check_reduction(reduction);
+  check_floating(out, "mse_loss");
   shlo::DType o = to_shlo(out.scalar_type());
   shlo::Shape shape = shape_of(at::infer_size(self.sizes(), target.sizes()));
   run({out}, "mse_loss" + std::to_string(reduction) + ">" + shlo::dtype_name(o),

@@ -45,8 +45,8 @@ Value reduce_plain(Builder& b, Value x, const Dims& dims, const char* body, doub
   return b.reduce(x, b.constant(x.dtype(), init), dims, body);
 }
 
-// NaN-propagating max / min regardless of how the backend treats NaN in
-// maximum / minimum.
+// NaN-propagating max / min: XLA:CPU's maximum / minimum drop NaN inside
+// reductions, PyTorch propagates it.
 Value max_nan(Builder& b, Value x, Value y, bool is_max) {
   Value m = is_max ? b.max(x, y) : b.min(x, y);
   if (!shlo::is_float(x.dtype())) return m;

@@ -1,0 +1,636 @@
+"""Reductions, scans, softmax and losses on the tpu against PyTorch on the CPU:
+dims / keepdim / dtype= / out= variants, reduced-precision accumulation,
+first-index and NaN semantics of max / argmax, gradients, and that none of
+these ops runs through the CPU fallback."""
+import math
+import random
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_pjrt
+from conftest import TPU, assert_close, check
+
+# Every aten op this family makes native; none may show up in the fallback.
+MINE = {
+    "sum", "mean", "prod", "amax", "amin", "aminmax", "max", "min", "argmax", "argmin", "all", "any",
+    "var", "std", "var_mean", "std_mean", "logsumexp", "linalg_vector_norm", "norm", "count_nonzero",
+    "cumsum", "cumsum_", "cumprod", "cumprod_", "_logcumsumexp", "logcumsumexp", "_softmax", "_log_softmax",
+    "_softmax_backward_data", "_log_softmax_backward_data", "nll_loss_forward", "nll_loss_backward",
+    "nll_loss2d_forward", "nll_loss2d_backward", "mse_loss", "mse_loss_backward",
+}
+
+FLOATS = [torch.float32, torch.bfloat16, torch.float16]
+
+
+@pytest.fixture(autouse=True)
+def _native_only():
+    torch_pjrt.reset_fallback_stats()
+    yield
+    ran = {k: v for k, v in torch_pjrt.fallback_stats().items() if k.split("::")[-1].split(".")[0] in MINE}
+    assert not ran, f"ran on the CPU fallback: {ran}"
+
+
+def make(shape, dtype=torch.float32, layout="contiguous"):
+    """A random tensor of `shape`, optionally as a transposed or sliced view
+    (of a larger CPU tensor: check() copies views with their layout)."""
+    if dtype == torch.bool:
+        x = torch.rand(shape) > 0.5
+    elif dtype.is_floating_point:
+        x = torch.randn(shape).to(dtype)
+    else:
+        x = torch.randint(-5, 6, shape).to(dtype)
+    if layout == "transposed" and x.dim() >= 2:
+        return x.transpose(0, -1).contiguous().transpose(0, -1)
+    if layout == "sliced" and x.dim() >= 1:
+        big = torch.cat([x, x], dim=-1)
+        return big[..., ::2]
+    return x
+
+
+def on_tpu_like(x):
+    """Moves x to the tpu as the same view of a copy of its base."""
+    if x._base is None:
+        return x.to(TPU)
+    return x._base.to(TPU).as_strided(x.size(), x.stride(), x.storage_offset())
+
+
+def compare(fn, x, *args, atol=None, rtol=None, **kwargs):
+    expected = fn(x, *args, **kwargs)
+    actual = fn(on_tpu_like(x), *args, **kwargs)
+    assert_close(actual, expected, atol=atol, rtol=rtol)
+    return actual
+
+
+SHAPES = [(), (7,), (4, 5), (2, 3, 4), (0, 3)]
+
+
+def pick(xs, k=2):
+    """k random choices out of xs: coverage across runs, few programs per run."""
+    xs = list(xs)
+    return random.sample(xs, min(k, len(xs)))
+
+
+def shapes_for(dtype, shapes, k=2):
+    """Every shape for float32; k of them for the other dtypes (compiles are
+    the test suite's cost, and the lowering is dtype-generic)."""
+    return list(shapes) if dtype == torch.float32 else pick(shapes, k)
+
+
+def dims_of(rank):
+    return range(-max(rank, 1), max(rank, 1))
+
+
+def dim_choices(rank):
+    if rank == 0:
+        return [None, 0, -1]
+    ds = [None, 0, -1, list(range(rank))]
+    if rank >= 2:
+        ds.append([0, rank - 1])
+        ds.append([])
+    return ds
+
+
+def tol_sum(dtype):
+    # Accumulation order differs from the CPU: allow an absolute slack.
+    return {torch.float32: (1e-4, 1e-5), torch.bfloat16: (5e-2, 2e-2), torch.float16: (1e-2, 2e-3)}.get(
+        dtype, (0, 0))
+
+
+# ------------------------------------------------------------- sum / mean / prod
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int32, torch.int64, torch.bool])
+def test_sum(dtype):
+    atol, rtol = tol_sum(dtype)
+    for shape in shapes_for(dtype, SHAPES):
+        for layout in pick(["contiguous", "transposed", "sliced"]):
+            x = make(shape, dtype, layout)
+            for dim in pick(dim_choices(len(shape))):
+                keepdim = random.random() < 0.5
+                compare(lambda t: torch.sum(t, dim=dim, keepdim=keepdim), x, atol=atol, rtol=rtol)
+    x = make((6, 5), dtype)
+    compare(lambda t: t.sum(), x, atol=atol, rtol=rtol)
+    compare(lambda t: t.sum(1, dtype=torch.float32), x, atol=1e-4, rtol=1e-5)
+    if dtype != torch.bool:
+        compare(lambda t: t.sum(0, dtype=torch.int64), x.clamp(-100, 100))
+
+
+def test_sum_big_float32():
+    x = torch.randn(3, 20000)
+    compare(lambda t: t.sum(1), x, atol=1e-3, rtol=1e-5)
+    compare(lambda t: t.sum(), x, atol=1e-3, rtol=1e-5)
+
+
+def test_sum_bfloat16_accumulates_in_float32():
+    # 4096 ones: a bf16 accumulator would stall at 256.
+    x = torch.ones(4096, dtype=torch.bfloat16)
+    assert x.to(TPU).sum().item() == 4096
+    compare(lambda t: t.sum(), torch.rand(5000).bfloat16())
+
+
+def test_sum_mean_out():
+    x = torch.randn(4, 6)
+    for fn in [torch.sum, torch.mean]:
+        out_c, out_t = torch.empty(0), torch.empty(0, device=TPU)
+        fn(x, 1, keepdim=True, out=out_c)
+        fn(x.to(TPU), 1, keepdim=True, out=out_t)
+        assert_close(out_t, out_c)
+    # out= of another dtype decides the accumulation dtype.
+    out_c, out_t = torch.empty(4, dtype=torch.float64), torch.empty(4, dtype=torch.float64, device=TPU)
+    torch.sum(x, 1, out=out_c)
+    torch.sum(x.to(TPU), 1, out=out_t)
+    assert_close(out_t, out_c)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_mean(dtype):
+    atol, rtol = tol_sum(dtype)
+    for shape in shapes_for(dtype, SHAPES):
+        x = make(shape, dtype, random.choice(["contiguous", "transposed", "sliced"]))
+        for dim in pick(dim_choices(len(shape)), 3):
+            keepdim = random.random() < 0.5
+            compare(lambda t: torch.mean(t, dim=dim, keepdim=keepdim), x, atol=atol, rtol=rtol)
+    compare(lambda t: t.mean(), make((3, 4), dtype), atol=atol, rtol=rtol)
+    compare(lambda t: t.mean(0, dtype=torch.float32), make((3, 4), dtype))
+
+
+def test_mean_rejects_integers():
+    with pytest.raises(RuntimeError, match="mean"):
+        torch.arange(4, device=TPU).mean()
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32, torch.int64, torch.bool])
+def test_prod(dtype):
+    for shape in shapes_for(dtype, [(), (6,), (3, 5), (2, 3, 4), (0, 2)]):
+        if dtype.is_floating_point:
+            x = (torch.rand(shape) + 0.5).to(dtype)
+        else:
+            x = make(shape, dtype)
+        atol, rtol = (1e-5, 1e-5) if dtype == torch.float32 else (2e-2, 2e-2)
+        compare(lambda t: t.prod(), x, atol=atol, rtol=rtol)
+        for dim in ([0, -1] if len(shape) else [0]):
+            kd = random.random() < 0.5
+            compare(lambda t: t.prod(dim, keepdim=kd), x, atol=atol, rtol=rtol)
+    x = torch.rand(3, 4) + 0.5
+    compare(lambda t: t.prod(1, dtype=torch.float64), x)
+    out_c, out_t = torch.empty(3), torch.empty(3, device=TPU)
+    torch.prod(x, 1, out=out_c)
+    torch.prod(x.to(TPU), 1, out=out_t)
+    assert_close(out_t, out_c)
+
+
+# ------------------------------------------------------------- extremes
+
+
+def with_ties_and_nans(shape, dtype, nan=True):
+    x = torch.randint(0, 3, shape).to(dtype)
+    if nan and dtype.is_floating_point and x.numel() > 2:
+        flat = x.view(-1)
+        for i in random.sample(range(flat.numel()), max(1, flat.numel() // 7)):
+            flat[i] = float("nan")
+    return x
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int32, torch.int64, torch.bool])
+def test_amax_amin(dtype):
+    for shape in shapes_for(dtype, [(), (9,), (4, 5), (2, 3, 4)]):
+        x = with_ties_and_nans(shape, dtype) if dtype != torch.bool else make(shape, dtype)
+        for dim in pick([d for d in dim_choices(len(shape)) if d is not None]):
+            keepdim = random.random() < 0.5
+            compare(lambda t: torch.amax(t, dim, keepdim), x)
+            compare(lambda t: torch.amin(t, dim, keepdim), x)
+        compare(lambda t: torch.amax(t), x)
+    x = torch.randn(3, 4)
+    out_c, out_t = torch.empty(0), torch.empty(0, device=TPU)
+    torch.amax(x, 0, out=out_c)
+    torch.amax(x.to(TPU), 0, out=out_t)
+    assert_close(out_t, out_c)
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.int32, torch.bool])
+def test_max_min_dim_first_index_and_nan(dtype):
+    for shape in shapes_for(dtype, [(), (9,), (4, 6), (3, 5, 4)]):
+        dim, keepdim = random.choice(dims_of(len(shape))), random.random() < 0.5
+        for nan in [False, True]:  # same program, NaN-free and with NaN
+            x = with_ties_and_nans(shape, dtype, nan) if dtype != torch.bool else make(shape, dtype)
+            for fn in [torch.max, torch.min]:
+                r = compare(lambda t: fn(t, dim, keepdim), x, rtol=0, atol=0)
+                assert r.indices.dtype == torch.int64
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64, torch.int32])
+def test_argmax_argmin(dtype):
+    for shape in shapes_for(dtype, [(), (9,), (4, 6), (3, 5, 4)]):
+        dim, kd = random.choice(dims_of(len(shape))), random.random() < 0.5
+        for nan in [False, True]:
+            x = with_ties_and_nans(shape, dtype, nan)
+            for fn in [torch.argmax, torch.argmin]:
+                compare(lambda t: fn(t, keepdim=kd), x)
+                compare(lambda t: fn(t, dim, keepdim=kd), x)
+    x = torch.randn(4, 5)
+    out_c, out_t = torch.empty(0, dtype=torch.long), torch.empty(0, dtype=torch.long, device=TPU)
+    torch.argmax(x, 1, out=out_c)
+    torch.argmax(x.to(TPU), 1, out=out_t)
+    assert_close(out_t, out_c)
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int32, torch.bool])
+def test_full_max_min_and_aminmax(dtype):
+    for shape in shapes_for(dtype, [(), (7,), (3, 4)]):
+        x = with_ties_and_nans(shape, dtype) if dtype != torch.bool else make(shape, dtype)
+        compare(lambda t: t.max(), x)
+        compare(lambda t: t.min(), x)
+        if dtype != torch.bool:
+            compare(lambda t: torch.aminmax(t), x)
+            if len(shape):
+                compare(lambda t: torch.aminmax(t, dim=-1, keepdim=True), x)
+    x = make((3, 4), dtype)
+    out_c, out_t = torch.empty(0, dtype=dtype), torch.empty(0, dtype=dtype, device=TPU)
+    torch.max(x, out=out_c)
+    torch.max(x.to(TPU), out=out_t)
+    assert_close(out_t, out_c)
+    vc, ic = torch.empty(0, dtype=dtype), torch.empty(0, dtype=torch.long)
+    vt, it = torch.empty(0, dtype=dtype, device=TPU), torch.empty(0, dtype=torch.long, device=TPU)
+    torch.min(x, 1, out=(vc, ic))
+    torch.min(x.to(TPU), 1, out=(vt, it))
+    assert_close((vt, it), (vc, ic))
+
+
+def test_extremes_of_empty_raise():
+    e = torch.empty(0, 3, device=TPU)
+    with pytest.raises(RuntimeError, match="numel"):
+        e.max()
+    with pytest.raises((RuntimeError, IndexError)):
+        e.argmax()
+    with pytest.raises((RuntimeError, IndexError)):
+        e.amax(0)
+    assert_close(e.amax(1), torch.empty(0))
+
+
+# ------------------------------------------------------------- all / any
+
+
+@pytest.mark.parametrize("dtype", [torch.bool, torch.float32, torch.int64, torch.uint8, torch.bfloat16])
+def test_all_any(dtype):
+    shapes = [(), (6,), (3, 4), (2, 3, 4), (0, 2)]
+    for shape in shapes if dtype == torch.bool else pick(shapes, 2):
+        x = (torch.rand(shape) > 0.3).to(dtype) if dtype != torch.float32 else (torch.rand(shape) > 0.2) * 2.5
+        for fn in [torch.all, torch.any]:
+            compare(lambda t: fn(t), x)
+            for dim in pick(range(len(shape)), 1):
+                kd = random.random() < 0.5
+                compare(lambda t: fn(t, dim, keepdim=kd), x)
+            if len(shape) >= 2:
+                compare(lambda t: fn(t, dim=(0, -1)), x)
+                compare(lambda t: fn(t, dim=[]), x)  # reduces nothing
+    x = torch.tensor([float("nan"), 0.0])
+    compare(lambda t: (t.all(), t.any()), x)
+
+
+def test_all_any_out():
+    x = torch.rand(3, 4) > 0.5
+    for fn in [torch.all, torch.any]:
+        for args in [(), (1,), ((0, 1),)]:
+            out_c, out_t = torch.empty(0, dtype=torch.bool), torch.empty(0, dtype=torch.bool, device=TPU)
+            fn(x, *args, out=out_c)
+            fn(x.to(TPU), *args, out=out_t)
+            assert_close(out_t, out_c)
+
+
+# ------------------------------------------------------------- var / std
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_var_std(dtype):
+    tol = {torch.float32: (1e-5, 1e-4)}.get(dtype)
+    atol, rtol = tol if tol else (None, None)
+    # Small groups make dof <= 0 (inf / nan results, and a warning on both sides).
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for shape in shapes_for(dtype, [(), (9,), (5, 6), (2, 3, 4)]):
+            x = make(shape, dtype, random.choice(["contiguous", "transposed"])) * 3 + 1
+            for dim in pick(dim_choices(len(shape))):
+                keepdim = random.random() < 0.5
+                fn = random.choice([torch.var, torch.std])
+                for correction in [0, 1, 2, 0.5]:  # an operand: one program for all
+                    compare(lambda t: fn(t, dim, correction=correction, keepdim=keepdim), x, atol=atol, rtol=rtol)
+            compare(lambda t: torch.var_mean(t, correction=1), x, atol=atol, rtol=rtol)
+            compare(lambda t: torch.std_mean(t, 0 if len(shape) else None, keepdim=True), x, atol=atol, rtol=rtol)
+    x = torch.randn(4, 5)
+    compare(lambda t: (t.var(), t.std(), t.var(1, unbiased=False), t.std(0, True, True)), x, atol=1e-5, rtol=1e-4)
+    # correction >= N: division by zero like the CPU (inf / nan), with its warning.
+    with pytest.warns(UserWarning, match="degrees of freedom"):
+        actual = (x.to(TPU).var(1, correction=5), x.to(TPU).std(1, correction=7))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        assert_close(actual, (x.var(1, correction=5), x.std(1, correction=7)))
+    out_c, out_t = torch.empty(0), torch.empty(0, device=TPU)
+    torch.std(x, 1, out=out_c)
+    torch.std(x.to(TPU), 1, out=out_t)
+    assert_close(out_t, out_c, atol=1e-5, rtol=1e-4)
+
+
+def test_var_rejects_integers():
+    with pytest.raises(RuntimeError, match="floating point"):
+        torch.arange(5, device=TPU).var()
+
+
+# ------------------------------------------------------------- logsumexp / norms / count_nonzero
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int64])
+def test_logsumexp(dtype):
+    for shape in shapes_for(dtype, [(), (7,), (4, 5), (2, 3, 4)]):
+        x = make(shape, dtype) * (3 if dtype.is_floating_point else 1)
+        for dim in pick([d for d in dim_choices(len(shape)) if d is not None and d != []]):
+            kd = random.random() < 0.5
+            compare(lambda t: torch.logsumexp(t, dim, keepdim=kd), x)
+    x = torch.randn(4, 5)
+    x[1] = -math.inf
+    x[2, 3] = math.inf
+    x[3, 0] = math.nan
+    compare(lambda t: t.logsumexp(1), x)
+    compare(lambda t: t.logsumexp(0), x[:1] * 100)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_vector_norm(dtype):
+    for shape in pick([(), (7,), (4, 5), (2, 3, 4)], 2):
+        x = make(shape, dtype, random.choice(["contiguous", "sliced"]))
+        if x.numel():
+            x.view(-1)[0] = 0
+        for ord in [2, 1, 0, math.inf, -math.inf, 3.5, -1.5]:
+            for dim in pick([None, -1] + ([(0, -1)] if len(shape) >= 2 else []), 1):
+                kd = random.random() < 0.5
+                compare(lambda t: torch.linalg.vector_norm(t, ord, dim, keepdim=kd), x,
+                        atol=1e-4 if dtype == torch.float32 else None)
+    x = torch.randn(3, 4)
+    compare(lambda t: (t.norm(), t.norm(1, 1), t.norm(dim=0, keepdim=True), torch.norm(t, 3, 1)), x, atol=1e-5)
+    compare(lambda t: torch.linalg.vector_norm(t, dtype=torch.float64), x.half())
+    compare(lambda t: torch.linalg.vector_norm(t, 2, 1, dtype=torch.float32), x.bfloat16())
+    out_c, out_t = torch.empty(0), torch.empty(0, device=TPU)
+    torch.linalg.vector_norm(x, 2, 1, out=out_c)
+    torch.linalg.vector_norm(x.to(TPU), 2, 1, out=out_t)
+    assert_close(out_t, out_c)
+
+
+def test_vector_norm_new_p_reuses_program():
+    x = torch.randn(16, device=TPU)
+    torch.linalg.vector_norm(x, 3.25).cpu()
+    torch_pjrt.reset_cache_stats()
+    for p in [3.5, 4.5, 1.25]:
+        assert_close(torch.linalg.vector_norm(x, p), torch.linalg.vector_norm(x.cpu(), p), atol=1e-5, rtol=1e-5)
+    assert torch_pjrt.cache_stats()["misses"] == 0
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.bool])
+def test_count_nonzero(dtype):
+    x = (torch.randint(0, 3, (3, 4, 5)) * (torch.rand(3, 4, 5) > 0.4)).to(dtype)
+    compare(lambda t: (torch.count_nonzero(t), torch.count_nonzero(t, 1), torch.count_nonzero(t, (0, 2))), x)
+
+
+# ------------------------------------------------------------- scans
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.int32, torch.int64, torch.bool])
+def test_cumsum(dtype):
+    for shape in shapes_for(dtype, [(), (1,), (7,), (4, 9), (2, 3, 5), (0, 3)]):
+        x = make(shape, dtype, random.choice(["contiguous", "transposed"]))
+        for dim in pick(dims_of(len(shape))):
+            compare(lambda t: torch.cumsum(t, dim), x, atol=1e-5 if dtype == torch.float32 else None)
+    x = make((3, 6), dtype)
+    compare(lambda t: torch.cumsum(t, 1, dtype=torch.float32), x, atol=1e-5)
+    if dtype != torch.bool:
+        check(lambda t: t.cumsum_(1), x)
+    out_c, out_t = torch.empty(0, dtype=torch.float64), torch.empty(0, dtype=torch.float64, device=TPU)
+    torch.cumsum(x, 0, dtype=torch.float64, out=out_c)
+    torch.cumsum(x.to(TPU), 0, dtype=torch.float64, out=out_t)
+    assert_close(out_t, out_c)
+
+
+def test_cumsum_long():
+    x = torch.randn(3, 3000)
+    compare(lambda t: t.cumsum(1), x, atol=1e-3, rtol=1e-5)
+    i = torch.randint(-1000, 1000, (5000,))
+    compare(lambda t: t.cumsum(0), i)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_cumprod(dtype):
+    for shape in shapes_for(dtype, [(), (9,), (4, 7), (2, 3, 5)]):
+        x = (torch.rand(shape) + 0.5).to(dtype) if dtype.is_floating_point else torch.randint(-3, 4, shape)
+        for dim in pick(dims_of(len(shape))):
+            compare(lambda t: torch.cumprod(t, dim), x, atol=1e-5 if dtype == torch.float32 else None)
+    x = torch.rand(3, 5) + 0.5
+    check(lambda t: t.cumprod_(0), x)
+    out_c, out_t = torch.empty(0), torch.empty(0, device=TPU)
+    torch.cumprod(x, 1, out=out_c)
+    torch.cumprod(x.to(TPU), 1, out=out_t)
+    assert_close(out_t, out_c)
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_logcumsumexp(dtype):
+    for shape in shapes_for(dtype, [(), (9,), (4, 7), (2, 3, 5)]):
+        x = make(shape, dtype) * 4
+        for dim in pick(dims_of(len(shape))):
+            compare(lambda t: torch.logcumsumexp(t, dim), x, atol=1e-5 if dtype == torch.float32 else None)
+    x = torch.tensor([[-math.inf, -math.inf, 1.0, -math.inf, 2.0],
+                      [math.inf, 0.0, math.inf, 1.0, -math.inf],
+                      [0.0, math.nan, 1.0, 2.0, 3.0]])
+    compare(lambda t: t.logcumsumexp(1), x)
+    out_c, out_t = torch.empty(0), torch.empty(0, device=TPU)
+    torch.logcumsumexp(x, 1, out=out_c)
+    torch.logcumsumexp(x.to(TPU), 1, out=out_t)
+    assert_close(out_t, out_c)
+
+
+# ------------------------------------------------------------- softmax
+
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_softmax_log_softmax(dtype):
+    for shape in shapes_for(dtype, [(), (7,), (4, 9), (2, 3, 5), (0, 4)]):
+        x = make(shape, dtype, random.choice(["contiguous", "transposed", "sliced"])) * 3
+        for dim in pick(dims_of(len(shape))):
+            compare(lambda t: (torch.softmax(t, dim), torch.log_softmax(t, dim)), x)
+    x = make((3, 6), dtype)
+    compare(lambda t: torch.softmax(t, 1, dtype=torch.float32), x)
+    compare(lambda t: torch.log_softmax(t, 0, dtype=torch.float32), x)
+    if dtype != torch.float32:
+        # half_to_float (CUDA's fused upcast; the CPU has none): f32 results.
+        t = x.to(TPU)
+        assert_close(torch.ops.aten._softmax(t, 1, True), torch.softmax(x.float(), 1))
+        assert_close(torch.ops.aten._log_softmax(t, 1, True), torch.log_softmax(x.float(), 1))
+
+
+def test_softmax_infinities():
+    x = torch.randn(4, 5)
+    x[0] = -math.inf
+    x[1, 2] = -math.inf
+    x[2, 1] = math.inf
+    x[3, 3] = math.nan
+    compare(lambda t: (t.softmax(1), t.log_softmax(1)), x)
+
+
+def test_softmax_out_and_backward_data():
+    x = torch.randn(4, 6)
+    for op in [torch.ops.aten._softmax, torch.ops.aten._log_softmax]:
+        out_c, out_t = torch.empty(0), torch.empty(0, device=TPU)
+        op.out(x, 1, False, out=out_c)
+        op.out(x.to(TPU), 1, False, out=out_t)
+        assert_close(out_t, out_c)
+    g, y = torch.randn(4, 6), torch.softmax(torch.randn(4, 6), 1)
+    for op in [torch.ops.aten._softmax_backward_data, torch.ops.aten._log_softmax_backward_data]:
+        for dim in [0, 1]:
+            check(lambda a, b: op(a, b, dim, torch.float32), g, y)
+        check(lambda a, b: op(a, b, 1, torch.float16), g.half(), y.half())
+        check(lambda a, b: op(a, b, 1, torch.bfloat16), g.bfloat16(), y.bfloat16())
+        # Backward of a half_to_float forward: f32 grads, f16 input dtype.
+        expected = op(g, y, 1, torch.float32).half()
+        assert_close(op(g.to(TPU), y.to(TPU), 1, torch.float16), expected)
+
+
+# ------------------------------------------------------------- losses
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_nll_loss(reduction):
+    for n, c in [(6, 5), (1, 3), (0, 4)]:
+        x = torch.randn(n, c).log_softmax(1)
+        t = torch.randint(0, c, (n,))
+        w = torch.rand(c)
+        compare(lambda a: F.nll_loss(a, t.to(a.device), reduction=reduction), x)
+        compare(lambda a: F.nll_loss(a, t.to(a.device), w.to(a.device), reduction=reduction), x)
+        if n:
+            t[0] = 1
+            compare(lambda a: F.nll_loss(a, t.to(a.device), w.to(a.device), ignore_index=1, reduction=reduction), x)
+    # 1-D input with a 0-d target.
+    x = torch.randn(5)
+    compare(lambda a: F.nll_loss(a, torch.tensor(3, device=a.device), reduction=reduction), x)
+    # Spatial: (N, C, H, W) and (N, C, d1) and (N, C, d1, d2, d3).
+    for shape in [(2, 3, 4, 5), (2, 4, 6), (2, 3, 2, 3, 2)]:
+        x = torch.randn(shape)
+        t = torch.randint(0, shape[1], (shape[0],) + shape[2:])
+        w = torch.rand(shape[1])
+        compare(lambda a: F.nll_loss(a, t.to(a.device), w.to(a.device), ignore_index=0, reduction=reduction), x)
+
+
+def test_nll_loss_all_ignored_and_bf16():
+    x = torch.randn(3, 4)
+    t = torch.full((3,), -100)
+    compare(lambda a: F.nll_loss(a, t.to(a.device)), x)  # 0 / 0 = nan, like the CPU
+    compare(lambda a: F.nll_loss(a, torch.tensor([0, 3, 1], device=a.device)), x.bfloat16())
+
+
+def test_nll_loss_outputs_and_backward_ops():
+    x = torch.randn(5, 4)
+    t = torch.tensor([0, 3, -100, 1, 3])
+    w = torch.rand(4)
+    for red in [0, 1, 2]:
+        out, total = check(lambda a, b, c: torch.ops.aten.nll_loss_forward(a, b, c, red, -100), x, t, w)
+        g = torch.randn(5) if red == 0 else torch.randn(())
+        check(lambda gg, a, b, c, tw: torch.ops.aten.nll_loss_backward(gg, a, b, c, red, -100, tw), g, x, t, w,
+              total.cpu())
+    x4, t3 = torch.randn(2, 3, 2, 2), torch.randint(0, 3, (2, 2, 2))
+    out, total = check(lambda a, b: torch.ops.aten.nll_loss2d_forward(a, b, None, 1, -100), x4, t3)
+    check(lambda g, a, b, tw: torch.ops.aten.nll_loss2d_backward(g, a, b, None, 1, -100, tw), torch.randn(()), x4,
+          t3, total.cpu())
+
+
+def test_nll_loss_bad_input():
+    x = torch.randn(3, 4, device=TPU)
+    with pytest.raises(RuntimeError):
+        F.nll_loss(x, torch.zeros(3, device=TPU))  # float target
+    with pytest.raises((RuntimeError, ValueError)):
+        F.nll_loss(x, torch.zeros(4, dtype=torch.long, device=TPU))  # size mismatch
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_mse_loss(reduction):
+    for dtype in FLOATS:
+        a, b = make((4, 5), dtype), make((4, 5), dtype)
+        compare(lambda t: F.mse_loss(t, b.to(t.device), reduction=reduction), a)
+    a, b = torch.randn(3, 5), torch.randn(5)
+    expected = torch.ops.aten.mse_loss(a, b, {"none": 0, "mean": 1, "sum": 2}[reduction])
+    actual = torch.ops.aten.mse_loss(a.to(TPU), b.to(TPU), {"none": 0, "mean": 1, "sum": 2}[reduction])
+    assert_close(actual, expected)
+
+
+# ------------------------------------------------------------- gradients
+
+
+def grads(fn, *shapes, extra=(), dtype=torch.float32, atol=1e-5, rtol=1e-5):
+    """fn's result and the gradients of its inputs on the tpu vs the CPU."""
+    xs = [torch.randn(*s, dtype=dtype, requires_grad=True) for s in shapes]
+    ts = [x.detach().to(TPU).requires_grad_() for x in xs]
+    expected = fn(*xs, *extra)
+    actual = fn(*ts, *[e.to(TPU) if isinstance(e, torch.Tensor) else e for e in extra])
+    assert_close(actual, expected, atol=atol, rtol=rtol)
+    g = torch.randn_like(expected)
+    expected.backward(g)
+    actual.backward(g.to(TPU))
+    for t, x in zip(ts, xs):
+        assert_close(t.grad, x.grad, atol=atol, rtol=rtol)
+
+
+def test_grad_sum_mean():
+    grads(lambda x: x.sum(1), (4, 6))
+    grads(lambda x: x.sum((0, 2), keepdim=True), (3, 4, 5))
+    grads(lambda x: x.mean(), (4, 6))
+    grads(lambda x: x.mean(-1), (2, 3, 5))
+
+
+def test_grad_var_std():
+    grads(lambda x: x.var(1), (4, 6))
+    grads(lambda x: x.var(correction=0), (4, 6))
+    grads(lambda x: x.std(0, keepdim=True), (5, 3))
+
+
+def test_grad_softmax_log_softmax():
+    for dim in [0, 1, -1]:
+        grads(lambda x: x.softmax(dim), (4, 7))
+        grads(lambda x: x.log_softmax(dim), (4, 7))
+    grads(lambda x: x.softmax(1), (2, 3, 5))
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+def test_grad_cross_entropy(reduction):
+    t = torch.randint(0, 7, (6,))
+    w = torch.rand(7)
+    grads(lambda x, tt: F.cross_entropy(x, tt, reduction=reduction), (6, 7), extra=(t,))
+    grads(lambda x, tt, ww: F.cross_entropy(x, tt, ww, reduction=reduction, ignore_index=t[0].item()), (6, 7),
+          extra=(t, w))
+    grads(lambda x, tt: F.cross_entropy(x, tt, reduction=reduction, label_smoothing=0.0), (6, 7), extra=(t,))
+    ts = torch.randint(0, 3, (2, 4, 5))
+    grads(lambda x, tt: F.cross_entropy(x, tt, reduction=reduction), (2, 3, 4, 5), extra=(ts,))
+
+
+def test_cross_entropy_is_fully_native():
+    x = torch.randn(8, 10, device=TPU, requires_grad=True)
+    t = torch.randint(0, 10, (8,), device=TPU)
+    torch_pjrt.reset_fallback_stats()
+    loss = F.cross_entropy(x, t)
+    loss.backward()
+    x.grad.cpu()
+    assert torch_pjrt.fallback_stats() == {}
+
+
+def test_grad_logsumexp_norm_mse_amax():
+    grads(lambda x: x.logsumexp(1), (4, 6))
+    grads(lambda x: torch.linalg.vector_norm(x, 2, 1), (4, 6))
+    grads(lambda x, y: F.mse_loss(x, y), (4, 6), (4, 6))
+    grads(lambda x, y: F.mse_loss(x, y, reduction="none"), (4, 6), (4, 6))
+    grads(lambda x: x.amax(1), (4, 6))
+
+
+def test_integer_inputs_rejected_like_cpu():
+    i = torch.arange(6, device=TPU).view(2, 3)
+    for fn in [lambda t: t.softmax(1), lambda t: t.log_softmax(0), lambda t: t.logcumsumexp(1),
+               lambda t: F.nll_loss(t, torch.zeros(2, dtype=torch.long, device=TPU)),
+               lambda t: F.mse_loss(t, t)]:
+        with pytest.raises(RuntimeError, match="not implemented|floating"):
+            fn(i)
