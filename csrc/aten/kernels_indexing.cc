@@ -1040,23 +1040,5 @@ at::Tensor repeat_interleave_Tensor(const at::Tensor& repeats, std::optional<c10
   return out;
 }
 
-namespace {
-at::Tensor tri_indices(bool upper, int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
-                       std::optional<at::Device> device) {
-  // A constant of known size: computed on the host and uploaded.
-  at::TensorOptions o = at::TensorOptions().dtype(dtype.value_or(at::kLong));
-  at::Tensor host = upper ? at::triu_indices(row, col, offset, o) : at::tril_indices(row, col, offset, o);
-  return host.to(device.value_or(at::Device(c10::DeviceType::PrivateUse1)));
-}
-}  // namespace
-
-at::Tensor tril_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
-                        std::optional<at::Layout>, std::optional<at::Device> device, std::optional<bool>) {
-  return tri_indices(false, row, col, offset, dtype, device);
-}
-at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
-                        std::optional<at::Layout>, std::optional<at::Device> device, std::optional<bool>) {
-  return tri_indices(true, row, col, offset, dtype, device);
-}
 
 }  // namespace tpu
