@@ -530,12 +530,6 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
 std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, c10::SymInt k, int64_t dim, bool largest, bool sorted);
 std::tuple<at::Tensor&, at::Tensor&> topk_values(const at::Tensor& self, c10::SymInt k, int64_t dim, bool largest,
                                                  bool sorted, at::Tensor& values, at::Tensor& indices);
-at::Tensor tril_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
-                        std::optional<at::Layout> layout, std::optional<at::Device> device,
-                        std::optional<bool> pin_memory);
-at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<at::ScalarType> dtype,
-                        std::optional<at::Layout> layout, std::optional<at::Device> device,
-                        std::optional<bool> pin_memory);
 std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive(const at::Tensor& self, bool return_inverse,
                                                                   bool return_counts, std::optional<int64_t> dim);
 at::Tensor tril(const at::Tensor& s, c10::SymInt d);

@@ -552,11 +552,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("tril", &tril);
   m.impl("tril.out", &tril_out);
   m.impl("tril_", &tril_);
-  m.impl("tril_indices", &tril_indices);
   m.impl("triu", &triu);
   m.impl("triu.out", &triu_out);
   m.impl("triu_", &triu_);
-  m.impl("triu_indices", &triu_indices);
   m.impl("unique_consecutive", &unique_consecutive);
 
   // ---- random, dropout, ranges (kernels_random.cc)
