@@ -33,7 +33,9 @@ class CMakeBuild(build_ext):
         for dest in {Path(self.get_ext_fullpath(ext.name)).resolve(),
                      (ROOT / "python" / "torch_pjrt" / built.name).resolve()}:
             dest.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copy2(built, dest)
+            tmp = dest.with_name("." + dest.name + ".tmp")
+            shutil.copy2(built, tmp)
+            os.replace(tmp, dest)  # atomic: running processes keep their mapped copy
 
 
 setup(ext_modules=[CMakeExtension("torch_pjrt._C")], cmdclass={"build_ext": CMakeBuild})

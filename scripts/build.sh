@@ -10,4 +10,7 @@ mkdir -p build/release
 cmake -S . -B build/release -G Ninja -DPython3_EXECUTABLE="$("$PY" -c 'import sys; print(sys.executable)')" \
   -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/release -j "${JOBS:-2}"
-cp build/release/_C*.so python/torch_pjrt/
+# Replace atomically: a running process keeps its mapped copy intact.
+for so in build/release/_C*.so; do
+  cp "$so" "python/torch_pjrt/.$(basename "$so").tmp" && mv -f "python/torch_pjrt/.$(basename "$so").tmp" "python/torch_pjrt/$(basename "$so")"
+done

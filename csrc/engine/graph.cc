@@ -49,7 +49,9 @@ Ref from_host(const void* data, const shlo::Type& type) {
 namespace {
 
 std::mutex g_scalar_mu;
-std::map<std::pair<int, uint64_t>, Ref> g_scalars;
+// Leaked on purpose: destroying device buffers during static destruction
+// would call into a plugin that may already be torn down.
+auto& g_scalars = *new std::map<std::pair<int, uint64_t>, Ref>();
 
 template <typename T>
 Ref cached_scalar(shlo::DType dtype, T v) {

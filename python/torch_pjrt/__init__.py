@@ -3,8 +3,10 @@
 Importing this package (or just `import torch` once it is installed, through
 the torch.backends entry point) makes `torch.device("tpu")` available.
 """
+import atexit
 import contextlib
 import os
+import time
 
 
 def _autoload():
@@ -31,6 +33,22 @@ torch._register_device_module("tpu", device_module)
 torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
 
 __version__ = "0.1.0"
+
+
+@atexit.register
+def _drain_at_exit():
+    if not _C._initialized():
+        return
+    # Finish device work before the process tears down its statics.
+    try:
+        _C._synchronize()
+    except Exception:  # noqa: BLE001  (an error nobody read: nothing to report it to)
+        pass
+    # PyTorch's autograd thread for the device drops its last graph task
+    # (which holds Python objects) just after backward() returns; if that
+    # decref needs the GIL once finalization has begun, the thread is killed
+    # mid-C++ and the process aborts. Give it the GIL briefly first.
+    time.sleep(0.05)
 
 
 def runtime_info() -> dict:
