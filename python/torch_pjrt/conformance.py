@@ -41,6 +41,8 @@ def _op_id(op):
 def _skip_reason(op, dtype):
     """The OpInfo's own skip / expected failure for CPU-vs-device comparison."""
     for info in list(op.decorators or []) + list(op.skips or []):
+        if not hasattr(info, "test_name"):  # a bare decorator applies to every test
+            continue
         if info.test_name not in (None, "test_compare_cpu"):
             continue
         if info.cls_name not in (None, "TestCommon"):
@@ -62,7 +64,7 @@ def _tolerance(op, dtype, dtname):
     atol, rtol = DEFAULT_TOL.get(dtname, (0.0, 0.0))
     from torch.testing._internal.common_device_type import toleranceOverride
     for info in op.decorators or []:
-        if info.test_name not in (None, "test_compare_cpu"):
+        if not hasattr(info, "test_name") or info.test_name not in (None, "test_compare_cpu"):
             continue
         for d in info.decorators:
             if isinstance(d, toleranceOverride) and dtype in d.d:
@@ -94,7 +96,8 @@ def _run_case(op, sample, dtype, dtname, grad):
     import torch
     import torch_pjrt
     atol, rtol = _tolerance(op, dtype, dtname)
-    cpu_sample = sample.transform(lambda t: t.detach().clone().requires_grad_(t.requires_grad))
+    cpu_sample = sample.transform(
+        lambda t: t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t)
     tpu_sample = sample.transform(
         lambda t: t.detach().to("tpu").requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t)
     expected = op(cpu_sample.input, *cpu_sample.args, **cpu_sample.kwargs)
