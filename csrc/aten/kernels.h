@@ -77,13 +77,13 @@ namespace ew {
   at::Tensor& n##_out(const at::Tensor& self, at::Tensor& out);
 TPU_EW_UNARY(abs) TPU_EW_UNARY(acos) TPU_EW_UNARY(acosh) TPU_EW_UNARY(asin) TPU_EW_UNARY(asinh)
 TPU_EW_UNARY(atan) TPU_EW_UNARY(atanh) TPU_EW_UNARY(bitwise_not) TPU_EW_UNARY(ceil) TPU_EW_UNARY(cos)
-TPU_EW_UNARY(cosh) TPU_EW_UNARY(digamma) TPU_EW_UNARY(erf) TPU_EW_UNARY(erfinv) TPU_EW_UNARY(exp)
+TPU_EW_UNARY(cosh) TPU_EW_UNARY(digamma) TPU_EW_UNARY(erf) TPU_EW_UNARY(erfc) TPU_EW_UNARY(erfinv) TPU_EW_UNARY(exp)
 TPU_EW_UNARY(exp2) TPU_EW_UNARY(expm1) TPU_EW_UNARY(floor) TPU_EW_UNARY(frac) TPU_EW_UNARY(hardsigmoid)
 TPU_EW_UNARY(hardswish) TPU_EW_UNARY(lgamma) TPU_EW_UNARY(log) TPU_EW_UNARY(log10) TPU_EW_UNARY(log1p)
 TPU_EW_UNARY(log2)
 TPU_EW_UNARY(logical_not) TPU_EW_UNARY(mish) TPU_EW_UNARY(neg) TPU_EW_UNARY(reciprocal) TPU_EW_UNARY(round)
 TPU_EW_UNARY(rsqrt) TPU_EW_UNARY(sgn) TPU_EW_UNARY(sigmoid) TPU_EW_UNARY(sign) TPU_EW_UNARY(silu)
-TPU_EW_UNARY(sin) TPU_EW_UNARY(sinh) TPU_EW_UNARY(sqrt) TPU_EW_UNARY(tan) TPU_EW_UNARY(tanh) TPU_EW_UNARY(trunc)
+TPU_EW_UNARY(sin) TPU_EW_UNARY(sinc) TPU_EW_UNARY(sinh) TPU_EW_UNARY(sqrt) TPU_EW_UNARY(tan) TPU_EW_UNARY(tanh) TPU_EW_UNARY(trunc)
 #undef TPU_EW_UNARY
 at::Tensor round_decimals(const at::Tensor& self, int64_t decimals);
 at::Tensor& round__decimals(at::Tensor& self, int64_t decimals);
@@ -161,6 +161,25 @@ at::Tensor softplus_backward(const at::Tensor& grad, const at::Tensor& self, con
                              const at::Scalar& threshold);
 at::Tensor& softplus_backward_grad_input(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& beta,
                                          const at::Scalar& threshold, at::Tensor& grad_input);
+at::Tensor hardshrink(const at::Tensor& self, const at::Scalar& lambd);
+at::Tensor& hardshrink_out(const at::Tensor& self, const at::Scalar& lambd, at::Tensor& out);
+at::Tensor hardshrink_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& lambd);
+at::Tensor& hardshrink_backward_grad_input(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& lambd,
+                                           at::Tensor& grad_input);
+at::Tensor softshrink(const at::Tensor& self, const at::Scalar& lambd);
+at::Tensor& softshrink_out(const at::Tensor& self, const at::Scalar& lambd, at::Tensor& out);
+at::Tensor softshrink_backward(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& lambd);
+at::Tensor& softshrink_backward_grad_input(const at::Tensor& grad, const at::Tensor& self, const at::Scalar& lambd,
+                                           at::Tensor& grad_input);
+at::Tensor polygamma(int64_t n, const at::Tensor& self);
+at::Tensor& polygamma_(at::Tensor& self, int64_t n);
+at::Tensor& polygamma_out(int64_t n, const at::Tensor& self, at::Tensor& out);
+at::Tensor logit(const at::Tensor& self, std::optional<double> eps);
+at::Tensor& logit_(at::Tensor& self, std::optional<double> eps);
+at::Tensor& logit_out(const at::Tensor& self, std::optional<double> eps, at::Tensor& out);
+at::Tensor logit_backward(const at::Tensor& grad, const at::Tensor& self, std::optional<double> eps);
+at::Tensor& logit_backward_grad_input(const at::Tensor& grad, const at::Tensor& self, std::optional<double> eps,
+                                      at::Tensor& grad_input);
 std::tuple<at::Tensor, at::Tensor> log_sigmoid_forward(const at::Tensor& self);
 std::tuple<at::Tensor&, at::Tensor&> log_sigmoid_forward_output(const at::Tensor& self, at::Tensor& output,
                                                                 at::Tensor& buffer);
@@ -202,7 +221,7 @@ at::Tensor& masked_fill__Tensor(at::Tensor& self, const at::Tensor& mask, const 
 #define TPU_EW_BINARY3(n) TPU_EW_BINARY_FN(n) TPU_EW_BINARY_INPLACE(n##_) TPU_EW_BINARY_OUT(n##_out)
 #define TPU_EW_BINARY3_T(n) \
   TPU_EW_BINARY_FN(n##_Tensor) TPU_EW_BINARY_INPLACE(n##__Tensor) TPU_EW_BINARY_OUT(n##_Tensor_out)
-TPU_EW_BINARY3(atan2) TPU_EW_BINARY3(hypot) TPU_EW_BINARY3(logical_and) TPU_EW_BINARY3(logical_or)
+TPU_EW_BINARY3(atan2) TPU_EW_BINARY3(heaviside) TPU_EW_BINARY3(hypot) TPU_EW_BINARY3(logical_and) TPU_EW_BINARY3(logical_or)
 TPU_EW_BINARY3(logical_xor)
 TPU_EW_BINARY3_T(bitwise_and) TPU_EW_BINARY3_T(bitwise_or) TPU_EW_BINARY3_T(bitwise_xor) TPU_EW_BINARY3_T(fmod)
 TPU_EW_BINARY3_T(remainder)
@@ -210,6 +229,8 @@ TPU_EW_BINARY_FN(copysign_Tensor) TPU_EW_BINARY_INPLACE(copysign__Tensor) TPU_EW
 TPU_EW_BINARY_FN(xlogy_Tensor) TPU_EW_BINARY_INPLACE(xlogy__Tensor) TPU_EW_BINARY_OUT(xlogy_OutTensor)
 TPU_EW_BINARY_FN(floor_divide) TPU_EW_BINARY_INPLACE(floor_divide__Tensor) TPU_EW_BINARY_OUT(floor_divide_out)
 TPU_EW_BINARY_FN(fmax) TPU_EW_BINARY_OUT(fmax_out) TPU_EW_BINARY_FN(fmin) TPU_EW_BINARY_OUT(fmin_out)
+TPU_EW_BINARY_FN(logaddexp) TPU_EW_BINARY_OUT(logaddexp_out)
+TPU_EW_BINARY_FN(logaddexp2) TPU_EW_BINARY_OUT(logaddexp2_out)
 TPU_EW_BINARY_FN(maximum) TPU_EW_BINARY_OUT(maximum_out) TPU_EW_BINARY_FN(minimum) TPU_EW_BINARY_OUT(minimum_out)
 TPU_EW_BINARY_FN(pow_Tensor_Tensor) TPU_EW_BINARY_INPLACE(pow__Tensor) TPU_EW_BINARY_OUT(pow_Tensor_Tensor_out)
 // comparisons: NAME.Tensor, NAME.Scalar, their out= and in-place overloads

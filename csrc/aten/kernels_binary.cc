@@ -17,9 +17,12 @@
 #include <ATen/ops/fmod_meta.h>
 #include <ATen/ops/ge_meta.h>
 #include <ATen/ops/gt_meta.h>
+#include <ATen/ops/heaviside_meta.h>
 #include <ATen/ops/hypot_meta.h>
 #include <ATen/ops/le_meta.h>
 #include <ATen/ops/lerp_meta.h>
+#include <ATen/ops/logaddexp2_meta.h>
+#include <ATen/ops/logaddexp_meta.h>
 #include <ATen/ops/lt_meta.h>
 #include <ATen/ops/maximum_meta.h>
 #include <ATen/ops/minimum_meta.h>
@@ -294,6 +297,7 @@ struct AddcOp {
   EW_BINARY_OUT(name##_Tensor_out, Meta, name##_impl)
 
 EW_BINARY3(atan2, at::meta::structured_atan2, Atan2, All)
+EW_BINARY3(heaviside, at::meta::structured_heaviside, Heaviside, All)
 EW_BINARY3(hypot, at::meta::structured_hypot, Hypot, Float)
 EW_BINARY3_T(bitwise_and, at::meta::structured_bitwise_and_Tensor, BitwiseAnd, IntBool)
 EW_BINARY3_T(bitwise_or, at::meta::structured_bitwise_or_Tensor, BitwiseOr, IntBool)
@@ -312,14 +316,16 @@ EW_BINARY_INPLACE(xlogy__Tensor, at::meta::structured_xlogy_Tensor, xlogy_impl)
 EW_BINARY_OUT(xlogy_OutTensor, at::meta::structured_xlogy_Tensor, xlogy_impl)
 
 // No in-place overloads in ATen.
-#define EW_BINARY2(name, B)                                                          \
-  using name##_impl = BinaryOp<Binary::B, Accepts::All>;                             \
+#define EW_BINARY2(name, B, A)                                                       \
+  using name##_impl = BinaryOp<Binary::B, Accepts::A>;                               \
   EW_BINARY_FN(name, at::meta::structured_##name, name##_impl)                       \
   EW_BINARY_OUT(name##_out, at::meta::structured_##name, name##_impl)
-EW_BINARY2(fmax, Fmax)
-EW_BINARY2(fmin, Fmin)
-EW_BINARY2(maximum, Maximum)
-EW_BINARY2(minimum, Minimum)
+EW_BINARY2(fmax, Fmax, All)
+EW_BINARY2(fmin, Fmin, All)
+EW_BINARY2(logaddexp, Logaddexp, Float)
+EW_BINARY2(logaddexp2, Logaddexp2, Float)
+EW_BINARY2(maximum, Maximum, All)
+EW_BINARY2(minimum, Minimum, All)
 #undef EW_BINARY2
 
 EW_BINARY_FN(floor_divide, BinaryMeta, FloorDivide)

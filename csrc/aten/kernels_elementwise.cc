@@ -22,6 +22,7 @@
 #include <ATen/ops/elu_backward_meta.h>
 #include <ATen/ops/elu_meta.h>
 #include <ATen/ops/erf_meta.h>
+#include <ATen/ops/erfc_meta.h>
 #include <ATen/ops/erfinv_meta.h>
 #include <ATen/ops/exp2_meta.h>
 #include <ATen/ops/exp_meta.h>
@@ -30,6 +31,8 @@
 #include <ATen/ops/frac_meta.h>
 #include <ATen/ops/gelu_backward_meta.h>
 #include <ATen/ops/gelu_meta.h>
+#include <ATen/ops/hardshrink_backward_meta.h>
+#include <ATen/ops/hardshrink_meta.h>
 #include <ATen/ops/hardsigmoid_backward_meta.h>
 #include <ATen/ops/hardsigmoid_meta.h>
 #include <ATen/ops/isneginf_meta.h>
@@ -41,8 +44,10 @@
 #include <ATen/ops/log1p_meta.h>
 #include <ATen/ops/log2_meta.h>
 #include <ATen/ops/log_meta.h>
+#include <ATen/ops/logit_backward_meta.h>
 #include <ATen/ops/mish_meta.h>
 #include <ATen/ops/neg_meta.h>
+#include <ATen/ops/polygamma_meta.h>
 #include <ATen/ops/reciprocal_meta.h>
 #include <ATen/ops/round_meta.h>
 #include <ATen/ops/rsqrt_meta.h>
@@ -54,9 +59,12 @@
 #include <ATen/ops/silu_backward_meta.h>
 #include <ATen/ops/silu_meta.h>
 #include <ATen/ops/sin_meta.h>
+#include <ATen/ops/sinc_meta.h>
 #include <ATen/ops/sinh_meta.h>
 #include <ATen/ops/softplus_backward_meta.h>
 #include <ATen/ops/softplus_meta.h>
+#include <ATen/ops/softshrink_backward_meta.h>
+#include <ATen/ops/softshrink_meta.h>
 #include <ATen/ops/sqrt_meta.h>
 #include <ATen/ops/tan_meta.h>
 #include <ATen/ops/tanh_backward_meta.h>
@@ -298,6 +306,78 @@ struct SoftplusBackward {
   }
 };
 
+template <bool Soft>
+struct Shrink {
+  template <class M>
+  void operator()(M& m, const at::Tensor& out, const at::Tensor& self, const at::Scalar& lambd) const {
+    const char* name = Soft ? "softshrink" : "hardshrink";
+    check_dtype(name, m.common_dtype(), Accepts::Float);
+    shlo::DType c = common(m);
+    pointwise(out, name, {self}, c, {Soft ? param(lambd, c) : scalar_of(lambd, c)},
+              [](Builder& b, const Vals& v) { return ops::shrink(b, v[0], v[1], Soft); });
+  }
+};
+
+struct ShrinkBackward {
+  template <class M>
+  void operator()(M& m, const at::Tensor& out, const at::Tensor& grad, const at::Tensor& self,
+                  const at::Scalar& lambd) const {
+    check_dtype("shrink_backward", m.common_dtype(), Accepts::Float);
+    shlo::DType c = common(m);
+    pointwise(out, "shrink_backward", {grad, self}, c, {scalar_of(lambd, c)},
+              [](Builder& b, const Vals& v) { return ops::shrink_backward(b, v[0], v[1], v[2]); });
+  }
+};
+
+struct Polygamma {
+  template <class M>
+  void operator()(M& m, const at::Tensor& out, int64_t n, const at::Tensor& self) const {
+    if (n == 0) return UnaryOp<Unary::Digamma, Accepts::All>{}(m, out, self);
+    shlo::DType c = common(m);
+    pointwise(out, "polygamma", {self}, c, {scalar_of(n, ops::opmath(c))},
+              [](Builder& b, const Vals& v) { return ops::polygamma(b, v[1], v[0]); });
+  }
+};
+
+// eps absent or negative: no clamping (the CPU kernel's rule).
+bool logit_clamps(std::optional<double> eps) { return eps.has_value() && *eps >= 0; }
+
+struct Logit {
+  template <class M>
+  void operator()(M& m, const at::Tensor& out, const at::Tensor& self, std::optional<double> eps) const {
+    check_dtype("logit", m.common_dtype(), Accepts::Float);
+    shlo::DType c = common(m);
+    bool clamps = logit_clamps(eps);
+    std::vector<engine::Ref> extra;
+    if (clamps) extra.push_back(param(*eps, c));
+    pointwise(out, clamps ? "logit_eps" : "logit", {self}, c, extra, [clamps](Builder& b, const Vals& v) {
+      return ops::logit(b, v[0], clamps ? std::optional<Value>(v[1]) : std::nullopt);
+    });
+  }
+};
+
+struct LogitBackward {
+  template <class M>
+  void operator()(M& m, const at::Tensor& out, const at::Tensor& grad, const at::Tensor& self,
+                  std::optional<double> eps) const {
+    check_dtype("logit_backward", m.common_dtype(), Accepts::Float);
+    shlo::DType c = common(m);
+    bool clamps = logit_clamps(eps);
+    std::vector<engine::Ref> extra;
+    if (clamps) extra.push_back(param(*eps, c));
+    pointwise(out, clamps ? "logit_backward_eps" : "logit_backward", {grad, self}, c, extra,
+              [clamps](Builder& b, const Vals& v) {
+                return ops::logit_backward(b, v[0], v[1], clamps ? std::optional<Value>(v[2]) : std::nullopt);
+              });
+  }
+};
+
+// TensorIterator::unary_float_op (logit): integer inputs compute in float.
+struct UnaryFloatMeta : at::TensorIteratorBase {
+  template <class... Rest>
+  void meta(const at::Tensor& a, const Rest&...) { build_borrowing_unary_float_op(maybe_get_output(), a); }
+};
+
 // clamp with Scalar bounds (scalar operands) or Tensor bounds (broadcast inputs).
 struct ClampScalar {
   template <class M>
@@ -446,6 +526,7 @@ EW_UNARY(cos, at::meta::structured_cos, Cos, All)
 EW_UNARY(cosh, at::meta::structured_cosh, Cosh, All)
 EW_UNARY(digamma, at::meta::structured_digamma, Digamma, All)
 EW_UNARY(erf, at::meta::structured_erf, Erf, All)
+EW_UNARY(erfc, at::meta::structured_erfc, Erfc, All)
 EW_UNARY(erfinv, at::meta::structured_erfinv, Erfinv, All)
 EW_UNARY(exp, at::meta::structured_exp, Exp, All)
 EW_UNARY(exp2, at::meta::structured_exp2, Exp2, All)
@@ -469,6 +550,7 @@ EW_UNARY(sigmoid, at::meta::structured_sigmoid, Sigmoid, All)
 EW_UNARY(sign, at::meta::structured_sign, Sign, All)
 EW_UNARY(silu, at::meta::structured_silu, Silu, Float)
 EW_UNARY(sin, at::meta::structured_sin, Sin, All)
+EW_UNARY(sinc, at::meta::structured_sinc, Sinc, All)
 EW_UNARY(sinh, at::meta::structured_sinh, Sinh, All)
 EW_UNARY(sqrt, at::meta::structured_sqrt, Sqrt, All)
 EW_UNARY(tan, at::meta::structured_tan, Tan, All)
@@ -674,6 +756,52 @@ at::Tensor softplus_backward(const at::Tensor& g, const at::Tensor& s, const at:
 at::Tensor& softplus_backward_grad_input(const at::Tensor& g, const at::Tensor& s, const at::Scalar& beta,
                                          const at::Scalar& th, at::Tensor& gi) {
   return out_variant<MSoftplusBackward>(gi, SoftplusBackward{}, g, s, beta, th);
+}
+
+using MPolygamma = at::meta::structured_polygamma;
+at::Tensor polygamma(int64_t n, const at::Tensor& s) { return functional<MPolygamma>(Polygamma{}, n, s); }
+at::Tensor& polygamma_out(int64_t n, const at::Tensor& s, at::Tensor& out) {
+  return out_variant<MPolygamma>(out, Polygamma{}, n, s);
+}
+at::Tensor& polygamma_(at::Tensor& s, int64_t n) {
+  // ATen's in-place overload puts self first; the meta wants (n, self).
+  Structured<MPolygamma> m({s}, true);
+  m.meta(n, s);
+  Polygamma{}(m, s, n, s);
+  return s;
+}
+
+#define EW_SHRINK(n, Soft)                                                                              \
+  at::Tensor n(const at::Tensor& s, const at::Scalar& l) {                                             \
+    return functional<at::meta::structured_##n>(Shrink<Soft>{}, s, l);                                 \
+  }                                                                                                     \
+  at::Tensor& n##_out(const at::Tensor& s, const at::Scalar& l, at::Tensor& out) {                     \
+    return out_variant<at::meta::structured_##n>(out, Shrink<Soft>{}, s, l);                           \
+  }                                                                                                     \
+  at::Tensor n##_backward(const at::Tensor& g, const at::Tensor& s, const at::Scalar& l) {             \
+    return functional<at::meta::structured_##n##_backward>(ShrinkBackward{}, g, s, l);                 \
+  }                                                                                                     \
+  at::Tensor& n##_backward_grad_input(const at::Tensor& g, const at::Tensor& s, const at::Scalar& l,   \
+                                      at::Tensor& gi) {                                                 \
+    return out_variant<at::meta::structured_##n##_backward>(gi, ShrinkBackward{}, g, s, l);            \
+  }
+EW_SHRINK(hardshrink, false)
+EW_SHRINK(softshrink, true)
+#undef EW_SHRINK
+
+at::Tensor logit(const at::Tensor& s, std::optional<double> eps) {
+  return functional<UnaryFloatMeta>(Logit{}, s, eps);
+}
+at::Tensor& logit_(at::Tensor& s, std::optional<double> eps) { return inplace<UnaryFloatMeta>(s, Logit{}, eps); }
+at::Tensor& logit_out(const at::Tensor& s, std::optional<double> eps, at::Tensor& out) {
+  return out_variant<UnaryFloatMeta>(out, Logit{}, s, eps);
+}
+at::Tensor logit_backward(const at::Tensor& g, const at::Tensor& s, std::optional<double> eps) {
+  return functional<at::meta::structured_logit_backward>(LogitBackward{}, g, s, eps);
+}
+at::Tensor& logit_backward_grad_input(const at::Tensor& g, const at::Tensor& s, std::optional<double> eps,
+                                      at::Tensor& gi) {
+  return out_variant<at::meta::structured_logit_backward>(gi, LogitBackward{}, g, s, eps);
 }
 
 // The buffer is left empty (as on CUDA): the backward recomputes what it needs.

@@ -146,6 +146,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("erf", &ew::erf);
   m.impl("erf.out", &ew::erf_out);
   m.impl("erf_", &ew::erf_);
+  m.impl("erfc", &ew::erfc);
+  m.impl("erfc.out", &ew::erfc_out);
+  m.impl("erfc_", &ew::erfc_);
   m.impl("erfinv", &ew::erfinv);
   m.impl("erfinv.out", &ew::erfinv_out);
   m.impl("erfinv_", &ew::erfinv_);
@@ -191,6 +194,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("gt.Tensor_out", &ew::gt_Tensor_out);
   m.impl("gt_.Scalar", &ew::gt__Scalar);
   m.impl("gt_.Tensor", &ew::gt__Tensor);
+  m.impl("hardshrink", &ew::hardshrink);
+  m.impl("hardshrink.out", &ew::hardshrink_out);
+  m.impl("hardshrink_backward", &ew::hardshrink_backward);
+  m.impl("hardshrink_backward.grad_input", &ew::hardshrink_backward_grad_input);
   m.impl("hardsigmoid", &ew::hardsigmoid);
   m.impl("hardsigmoid.out", &ew::hardsigmoid_out);
   m.impl("hardsigmoid_", &ew::hardsigmoid_);
@@ -205,6 +212,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("hardtanh_", &ew::hardtanh_);
   m.impl("hardtanh_backward", &ew::hardtanh_backward);
   m.impl("hardtanh_backward.grad_input", &ew::hardtanh_backward_grad_input);
+  m.impl("heaviside", &ew::heaviside);
+  m.impl("heaviside.out", &ew::heaviside_out);
+  m.impl("heaviside_", &ew::heaviside_);
   m.impl("hypot", &ew::hypot);
   m.impl("hypot.out", &ew::hypot_out);
   m.impl("hypot_", &ew::hypot_);
@@ -250,6 +260,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("log_sigmoid_backward.grad_input", &ew::log_sigmoid_backward_grad_input);
   m.impl("log_sigmoid_forward", &ew::log_sigmoid_forward);
   m.impl("log_sigmoid_forward.output", &ew::log_sigmoid_forward_output);
+  m.impl("logaddexp", &ew::logaddexp);
+  m.impl("logaddexp.out", &ew::logaddexp_out);
+  m.impl("logaddexp2", &ew::logaddexp2);
+  m.impl("logaddexp2.out", &ew::logaddexp2_out);
   m.impl("logical_and", &ew::logical_and);
   m.impl("logical_and.out", &ew::logical_and_out);
   m.impl("logical_and_", &ew::logical_and_);
@@ -262,6 +276,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("logical_xor", &ew::logical_xor);
   m.impl("logical_xor.out", &ew::logical_xor_out);
   m.impl("logical_xor_", &ew::logical_xor_);
+  m.impl("logit", &ew::logit);
+  m.impl("logit.out", &ew::logit_out);
+  m.impl("logit_", &ew::logit_);
+  m.impl("logit_backward", &ew::logit_backward);
+  m.impl("logit_backward.grad_input", &ew::logit_backward_grad_input);
   m.impl("lt.Scalar", &ew::lt_Scalar);
   m.impl("lt.Scalar_out", &ew::lt_Scalar_out);
   m.impl("lt.Tensor", &ew::lt_Tensor);
@@ -292,6 +311,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("neg", &ew::neg);
   m.impl("neg.out", &ew::neg_out);
   m.impl("neg_", &ew::neg_);
+  m.impl("polygamma", &ew::polygamma);
+  m.impl("polygamma.out", &ew::polygamma_out);
+  m.impl("polygamma_", &ew::polygamma_);
   m.impl("pow.Scalar", &ew::pow_Scalar);
   m.impl("pow.Scalar_out", &ew::pow_Scalar_out);
   m.impl("pow.Tensor_Scalar", &ew::pow_Tensor_Scalar);
@@ -340,6 +362,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("sin", &ew::sin);
   m.impl("sin.out", &ew::sin_out);
   m.impl("sin_", &ew::sin_);
+  m.impl("sinc", &ew::sinc);
+  m.impl("sinc.out", &ew::sinc_out);
+  m.impl("sinc_", &ew::sinc_);
   m.impl("sinh", &ew::sinh);
   m.impl("sinh.out", &ew::sinh_out);
   m.impl("sinh_", &ew::sinh_);
@@ -347,6 +372,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("softplus.out", &ew::softplus_out);
   m.impl("softplus_backward", &ew::softplus_backward);
   m.impl("softplus_backward.grad_input", &ew::softplus_backward_grad_input);
+  m.impl("softshrink", &ew::softshrink);
+  m.impl("softshrink.out", &ew::softshrink_out);
+  m.impl("softshrink_backward", &ew::softshrink_backward);
+  m.impl("softshrink_backward.grad_input", &ew::softshrink_backward_grad_input);
   m.impl("sqrt", &ew::sqrt);
   m.impl("sqrt.out", &ew::sqrt_out);
   m.impl("sqrt_", &ew::sqrt_);

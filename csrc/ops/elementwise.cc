@@ -85,6 +85,7 @@ constexpr double kSqrt2 = 1.41421356237309504880;
 constexpr double kLn2 = 0.69314718055994530942;
 constexpr double kLn10 = 2.30258509299404568402;
 constexpr double kGeluKappa = 0.044715;
+constexpr double kPi = 3.14159265358979323846;
 
 bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
 
@@ -166,7 +167,12 @@ Value math(Builder& b, Unary op, Value x) {
     case Unary::Hardswish: return b.div(b.mul(x, relu6_(b, b.add(x, k(b, 3, x)))), k(b, 6, x));
     case Unary::Lgamma: return b.op1("chlo.lgamma", {x}, x.type);
     case Unary::Sinh: return b.op1("chlo.sinh", {x}, x.type);
+    case Unary::Sinc: {
+      Value px = b.mul(k(b, kPi, x), x);
+      return b.select(cmp(b, Cmp::EQ, x, 0.0), k(b, 1, x), b.div(b.unary("sine", px), px));
+    }
     case Unary::Erf: return erf_(b, x);
+    case Unary::Erfc: return b.op1("chlo.erfc", {x}, x.type);
     case Unary::Erfinv: return b.op1("chlo.erf_inv", {x}, x.type);
     case Unary::Exp: return exp_(b, x);
     case Unary::Exp2: return b.binary("power", k(b, 2, x), x);
@@ -295,6 +301,12 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
       Value fix = land(b, cmp(b, Cmp::NE, r, 0.0), differ);
       return down(b, b.select(fix, b.add(r, yu), r), t);
     }
+    case Binary::Heaviside: {
+      // x == 0 ? values : (x > 0)
+      Value pos = t == DType::PRED ? cmp(b, Cmp::GT, x, all_false(b, x)) : cmp(b, Cmp::GT, x, 0.0);
+      Value zero = t == DType::PRED ? b.unary("not", x) : cmp(b, Cmp::EQ, x, 0.0);
+      return b.select(zero, y, b.convert(pos, t));
+    }
     case Binary::Copysign: {
       Value a = b.unary("abs", x);
       return b.select(signbit_(b, y), b.unary("negate", a), a);
@@ -314,6 +326,18 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
       r = b.mul(hi, b.unary("sqrt", b.add(k(b, 1, q), b.mul(q, q))));
       r = b.select(cmp(b, Cmp::EQ, hi, 0.0), k(b, 0, r), r);
       r = b.select(lor(b, cmp(b, Cmp::EQ, ax, kInf), cmp(b, Cmp::EQ, ay, kInf)), k(b, kInf, r), r);
+      break;
+    }
+    case Binary::Logaddexp:
+    case Binary::Logaddexp2: {
+      // max + log1p(exp(-|x - y|)); equal infinities are their own result.
+      Value d = b.unary("negate", b.unary("abs", b.sub(xu, yu)));
+      Value m = b.max(xu, yu);
+      r = op == Binary::Logaddexp
+              ? b.add(m, b.unary("log_plus_one", exp_(b, d)))
+              : b.add(m, b.div(b.unary("log_plus_one", b.binary("power", k(b, 2, d), d)), k(b, kLn2, d)));
+      Value same_inf = land(b, cmp(b, Cmp::EQ, b.unary("abs", xu), kInf), cmp(b, Cmp::EQ, xu, yu));
+      r = b.select(same_inf, xu, r);
       break;
     }
     case Binary::Xlogy:
@@ -438,6 +462,54 @@ Value softplus_backward(Builder& b, Value grad, Value x, Value beta, Value thres
   Value z = exp_(b, xb);
   Value soft = b.div(b.mul(g, z), b.add(z, k(b, 1, z)));
   return down(b, b.select(cmp(b, Cmp::GT, xb, fit(b, threshold, xu)), g, soft), grad.dtype());
+}
+
+Value shrink(Builder& b, Value x, Value lambd, bool soft) {
+  if (!soft) {
+    Value l = fit(b, lambd, x);
+    Value inside = land(b, cmp(b, Cmp::GE, x, b.unary("negate", l)), cmp(b, Cmp::LE, x, l));
+    return b.select(inside, k(b, 0, x), x);
+  }
+  Value xu = up(b, x);
+  Value l = fit(b, lambd, xu);
+  // x * 0 keeps NaN
+  Value r = b.select(cmp(b, Cmp::LT, xu, b.unary("negate", l)), b.add(xu, l), b.mul(xu, k(b, 0, xu)));
+  r = b.select(cmp(b, Cmp::GT, xu, l), b.sub(xu, l), r);
+  return down(b, r, x.dtype());
+}
+
+Value shrink_backward(Builder& b, Value grad, Value x, Value lambd) {
+  Value l = fit(b, lambd, x);
+  Value inside = land(b, cmp(b, Cmp::GE, x, b.unary("negate", l)), cmp(b, Cmp::LE, x, l));
+  return b.select(inside, k(b, 0, grad), grad);
+}
+
+Value polygamma(Builder& b, Value n, Value x) {
+  Value xu = up(b, x);
+  return down(b, b.op1("chlo.polygamma", {fit(b, n, xu), xu}, xu.type), x.dtype());
+}
+
+Value logit(Builder& b, Value x, std::optional<Value> eps) {
+  Value z = up(b, x);
+  if (eps) {
+    Value lo = fit(b, *eps, z);
+    Value hi = b.sub(k(b, 1, lo), lo);
+    z = b.select(cmp(b, Cmp::LT, z, lo), lo, b.select(cmp(b, Cmp::GT, z, hi), hi, z));
+  }
+  return down(b, b.unary("log", b.div(z, b.sub(k(b, 1, z), z))), x.dtype());
+}
+
+Value logit_backward(Builder& b, Value grad, Value x, std::optional<Value> eps) {
+  Value g = up(b, grad), xu = up(b, x);
+  Value r = b.div(g, b.mul(xu, b.sub(k(b, 1, xu), xu)));  // +-inf at 0 and 1
+  if (eps) {
+    Value lo = fit(b, *eps, xu);
+    Value outside = lor(b, cmp(b, Cmp::LT, xu, lo), cmp(b, Cmp::GT, xu, b.sub(k(b, 1, lo), lo)));
+    r = b.select(outside, k(b, 0, r), r);
+  } else {
+    r = b.select(lor(b, cmp(b, Cmp::LT, xu, 0.0), cmp(b, Cmp::GT, xu, 1.0)), k(b, kNaN, r), r);
+  }
+  return down(b, r, grad.dtype());
 }
 
 Value clamp(Builder& b, Value x, std::optional<Value> lo, std::optional<Value> hi) {

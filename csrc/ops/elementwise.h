@@ -39,14 +39,14 @@ shlo::DType opmath(shlo::DType t);
 #define OPS_UNARY_LIST(X)                                                                              \
   X(Abs, "abs") X(Acos, "acos") X(Acosh, "acosh") X(Asin, "asin") X(Asinh, "asinh") X(Atan, "atan")    \
   X(Atanh, "atanh") X(BitwiseNot, "bitwise_not") X(Ceil, "ceil") X(Cos, "cos") X(Cosh, "cosh")         \
-  X(Digamma, "digamma") X(Erf, "erf") X(Erfinv, "erfinv") X(Exp, "exp") X(Exp2, "exp2")                \
+  X(Digamma, "digamma") X(Erf, "erf") X(Erfc, "erfc") X(Erfinv, "erfinv") X(Exp, "exp") X(Exp2, "exp2")                \
   X(Expm1, "expm1") X(Floor, "floor") X(Frac, "frac") X(Gelu, "gelu") X(GeluTanh, "gelu_tanh")         \
   X(Hardsigmoid, "hardsigmoid") X(Hardswish, "hardswish") X(Isinf, "isinf") X(Isnan, "isnan")          \
   X(Isneginf, "isneginf") X(Isposinf, "isposinf") X(Lgamma, "lgamma") X(Log, "log") X(Log10, "log10")  \
   X(Log1p, "log1p") X(Log2, "log2") X(LogSigmoid, "log_sigmoid") X(LogicalNot, "logical_not")          \
   X(Mish, "mish") X(Neg, "neg") X(Reciprocal, "reciprocal") X(Relu, "relu") X(Round, "round")          \
   X(Rsqrt, "rsqrt") X(Sigmoid, "sigmoid") X(Sign, "sign") X(Signbit, "signbit") X(Silu, "silu")        \
-  X(Sin, "sin") X(Sinh, "sinh") X(Sqrt, "sqrt") X(Tan, "tan") X(Tanh, "tanh") X(Trunc, "trunc")
+  X(Sin, "sin") X(Sinc, "sinc") X(Sinh, "sinh") X(Sqrt, "sqrt") X(Tan, "tan") X(Tanh, "tanh") X(Trunc, "trunc")
 enum class Unary {
 #define OPS_ENUM(e, n) e,
   OPS_UNARY_LIST(OPS_ENUM)
@@ -57,14 +57,15 @@ const char* name(Unary op);
 Value unary(Builder& b, Unary op, Value x);
 
 // The second group are backward formulas (grad, saved tensor).
-#define OPS_BINARY_LIST(X)                                                                             \
-  X(Atan2, "atan2") X(BitwiseAnd, "bitwise_and") X(BitwiseOr, "bitwise_or") X(BitwiseXor, "bitwise_xor") \
-  X(Copysign, "copysign") X(Fmax, "fmax") X(Fmin, "fmin") X(Fmod, "fmod") X(Hypot, "hypot")            \
-  X(LogicalAnd, "logical_and") X(LogicalOr, "logical_or") X(LogicalXor, "logical_xor")                 \
-  X(Maximum, "maximum") X(Minimum, "minimum") X(Pow, "pow") X(Remainder, "remainder") X(Xlogy, "xlogy") \
-  X(GeluBackward, "gelu_backward") X(GeluTanhBackward, "gelu_tanh_backward")                           \
-  X(HardsigmoidBackward, "hardsigmoid_backward") X(HardswishBackward, "hardswish_backward")             \
-  X(LogSigmoidBackward, "log_sigmoid_backward") X(MishBackward, "mish_backward")                       \
+#define OPS_BINARY_LIST(X)                                                                               \
+  X(Atan2, "atan2") X(BitwiseAnd, "bitwise_and") X(BitwiseOr, "bitwise_or") X(BitwiseXor, "bitwise_xor")   \
+  X(Copysign, "copysign") X(Fmax, "fmax") X(Fmin, "fmin") X(Fmod, "fmod") X(Heaviside, "heaviside")        \
+  X(Hypot, "hypot") X(Logaddexp, "logaddexp") X(Logaddexp2, "logaddexp2") X(LogicalAnd, "logical_and")     \
+  X(LogicalOr, "logical_or") X(LogicalXor, "logical_xor") X(Maximum, "maximum") X(Minimum, "minimum")      \
+  X(Pow, "pow") X(Remainder, "remainder") X(Xlogy, "xlogy")                                                \
+  X(GeluBackward, "gelu_backward") X(GeluTanhBackward, "gelu_tanh_backward")                               \
+  X(HardsigmoidBackward, "hardsigmoid_backward") X(HardswishBackward, "hardswish_backward")                 \
+  X(LogSigmoidBackward, "log_sigmoid_backward") X(MishBackward, "mish_backward")                           \
   X(SigmoidBackward, "sigmoid_backward") X(SiluBackward, "silu_backward") X(TanhBackward, "tanh_backward")
 enum class Binary {
 #define OPS_ENUM(e, n) e,
@@ -89,6 +90,15 @@ Value elu_backward(Builder& b, Value grad, Value x_or_y, Value alpha, Value scal
 Value hardtanh_backward(Builder& b, Value grad, Value x, Value lo, Value hi);
 Value softplus(Builder& b, Value x, Value beta, Value threshold);
 Value softplus_backward(Builder& b, Value grad, Value x, Value beta, Value threshold);
+// hardshrink: |x| <= lambd ? 0 : x; softshrink moves the rest towards 0 by lambd.
+Value shrink(Builder& b, Value x, Value lambd, bool soft);
+// Both shrinks: |x| <= lambd ? 0 : grad.
+Value shrink_backward(Builder& b, Value grad, Value x, Value lambd);
+// The n-th derivative of digamma (n: a 0-d operand, n >= 1).
+Value polygamma(Builder& b, Value n, Value x);
+// log(z / (1 - z)) with z = x, or x clamped to [eps, 1 - eps] when eps is given.
+Value logit(Builder& b, Value x, std::optional<Value> eps);
+Value logit_backward(Builder& b, Value grad, Value x, std::optional<Value> eps);
 
 // clamp with optional bounds (at least one given). NaN in x or in a bound gives NaN.
 Value clamp(Builder& b, Value x, std::optional<Value> lo, std::optional<Value> hi);

@@ -61,7 +61,7 @@ UNARY_FLOAT = {
     "sin": (-6, 6), "cos": (-6, 6), "tan": (-1.3, 1.3), "tanh": (-4, 4), "sigmoid": (-6, 6), "erf": (-3, 3),
     "erfinv": (-0.99, 0.99), "asin": (-0.99, 0.99), "acos": (-0.99, 0.99), "atan": (-5, 5), "sinh": (-4, 4),
     "cosh": (-4, 4), "asinh": (-5, 5), "acosh": (1.01, 5), "atanh": (-0.99, 0.99), "lgamma": (-3.5, 5),
-    "digamma": (0.1, 5),
+    "digamma": (0.1, 5), "erfc": (-3, 5), "sinc": (-3, 3),
 }
 UNARY_SAME = ["neg", "abs", "sign", "sgn", "floor", "ceil", "round", "trunc", "frac"]
 
@@ -204,6 +204,10 @@ ACTIVATIONS = {
     "logsigmoid": F.logsigmoid,
     "hardsigmoid": F.hardsigmoid,
     "hardswish": F.hardswish,
+    "hardshrink": lambda x: F.hardshrink(x, 0.5),
+    "softshrink": lambda x: F.softshrink(x, 1.5),
+    "tanhshrink": F.tanhshrink,
+    "softsign": F.softsign,
 }
 
 INPLACE_ACTIVATIONS = {
@@ -335,6 +339,32 @@ def test_scalar_parameters_share_a_program():
         assert torch_pjrt.cache_stats()["misses"] == 0
 
 
+def test_polygamma():
+    x = rand([4, 5], lo=-3.5, hi=5)
+    for n in [0, 1, 2, 3]:
+        check(lambda x: torch.polygamma(n, x), x, atol=1e-4, rtol=1e-4)
+        check(lambda x: torch.special.polygamma(n, x), x.abs().to(torch.bfloat16) + 0.5)
+    check(lambda x: x.polygamma_(1), x.abs() + 0.1)
+    check(lambda x, o: torch.polygamma(2, x, out=o), x.abs() + 0.1, torch.empty(0), atol=1e-4, rtol=1e-4)
+    check(lambda x: torch.polygamma(1, x), rand([3, 4], torch.int64, 1, 5))
+
+
+def test_logit():
+    x = rand([4, 6], lo=-0.2, hi=1.2)
+    x.view(-1)[:3] = torch.tensor([0.0, 1.0, 0.5])
+    for eps in [None, 0.0, 0.1, -1.0]:
+        check(lambda x: torch.logit(x, eps), x)
+        check(lambda x: torch.logit(x, eps), x.to(torch.bfloat16))
+        xc, xt = x.clone().requires_grad_(), x.to(TPU).requires_grad_()
+        g = rand([4, 6])
+        torch.logit(xc, eps).backward(g)
+        torch.logit(xt, eps).backward(g.to(TPU))
+        assert_close(xt.grad, xc.grad)
+    check(lambda x: x.t().logit_(0.2), x)
+    check(lambda x, o: torch.logit(x, 0.05, out=o), x, torch.empty(0))
+    check(torch.logit, rand([3, 4], torch.int64, 0, 1))
+
+
 # ---------------------------------------------------------------- binary ops
 
 def binary_inputs(dtype, lo=-5, hi=5):
@@ -365,9 +395,12 @@ BINARY = {
     "logical_and": (torch.logical_and, FLOATS[:1] + INTS + [torch.bool]),
     "logical_or": (torch.logical_or, FLOATS[:1] + INTS + [torch.bool]),
     "logical_xor": (torch.logical_xor, FLOATS[:1] + INTS + [torch.bool]),
+    "logaddexp": (torch.logaddexp, FLOATS),
+    "logaddexp2": (torch.logaddexp2, FLOATS),
+    "heaviside": (torch.heaviside, FLOATS + INTS + [torch.bool]),
 }
 HAS_INPLACE = {"atan2", "hypot", "copysign", "xlogy", "remainder", "fmod", "floor_divide", "pow", "bitwise_and",
-               "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor"}
+               "bitwise_or", "bitwise_xor", "logical_and", "logical_or", "logical_xor", "heaviside"}
 DIVIDES = {"remainder", "fmod", "floor_divide"}
 
 
@@ -379,7 +412,8 @@ def operands(name, dtype):
     if name in DIVIDES and not dtype.is_floating_point:
         # No zero divisors: the CPU raises ZeroDivisionError, the device cannot.
         pairs = [(a, torch.where(b == 0, torch.ones_like(b), b)) for a, b in pairs]
-    if name in ("xlogy", "copysign", "maximum", "minimum", "fmax", "fmin", "remainder", "fmod") \
+    if name in ("xlogy", "copysign", "maximum", "minimum", "fmax", "fmin", "remainder", "fmod", "logaddexp",
+                "logaddexp2", "heaviside") \
             and dtype.is_floating_point:
         pairs.append((with_specials(rand([2, 6], dtype)), with_specials(rand([2, 6], dtype)).flip(1)))
     return pairs
@@ -404,6 +438,10 @@ def test_binary(name):
 def test_binary_mixed_dtypes(name):
     """Type promotion comes from PyTorch's meta functions."""
     fn, dtypes = BINARY[name]
+    if name == "heaviside":
+        with pytest.raises(RuntimeError, match="different dtypes"):
+            fn(rand([3]).to(TPU), rand([3], torch.int64).to(TPU))
+        return
     if torch.float32 in dtypes and torch.int64 in dtypes:
         a = rand([3, 4], torch.int32, 1, 5)
         b = rand([3, 4], torch.float32, 1, 5)
@@ -700,6 +738,9 @@ GRAD_FNS = {
     "xlogy": lambda x: torch.xlogy(x, x.abs() + 1), "copysign": lambda x: torch.copysign(x, x.t()),
     "clamp_tensor": lambda x: torch.clamp(x, x.t() - 1, x.t() + 1),
     "remainder": lambda x: torch.remainder(x, 1.5),
+    "logaddexp": lambda x: torch.logaddexp(x, x.t()), "logaddexp2": lambda x: torch.logaddexp2(x, x.t()),
+    "erfc": torch.erfc, "sinc": torch.sinc, "asin": lambda x: torch.asin(x * 0.8), "atan": torch.atan,
+    "cosh": torch.cosh, "lgamma": lambda x: torch.lgamma(x.abs() + 0.2), "digamma": lambda x: torch.digamma(x.abs() + 0.2),
 }
 
 
