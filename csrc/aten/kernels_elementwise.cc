@@ -111,6 +111,11 @@ struct UnaryMeta : at::TensorIteratorBase {
   template <class... Rest>
   void meta(const at::Tensor& a, const Rest&...) { build_borrowing_unary_op(maybe_get_output(), a); }
 };
+// TensorIterator::unary_float_op (logit): integer inputs compute in float.
+struct UnaryFloatMeta : at::TensorIteratorBase {
+  template <class... Rest>
+  void meta(const at::Tensor& a, const Rest&...) { build_borrowing_unary_float_op(maybe_get_output(), a); }
+};
 struct BoolUnaryMeta : at::TensorIteratorBase {
   void meta(const at::Tensor& a) { build_borrowing_unary_force_boolean_op(maybe_get_output(), a); }
 };
@@ -370,12 +375,6 @@ struct LogitBackward {
                 return ops::logit_backward(b, v[0], v[1], clamps ? std::optional<Value>(v[2]) : std::nullopt);
               });
   }
-};
-
-// TensorIterator::unary_float_op (logit): integer inputs compute in float.
-struct UnaryFloatMeta : at::TensorIteratorBase {
-  template <class... Rest>
-  void meta(const at::Tensor& a, const Rest&...) { build_borrowing_unary_float_op(maybe_get_output(), a); }
 };
 
 // clamp with Scalar bounds (scalar operands) or Tensor bounds (broadcast inputs).
