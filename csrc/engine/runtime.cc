@@ -2,6 +2,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <dlfcn.h>
 #include <sys/stat.h>
 
 #include <cstdio>
@@ -57,6 +58,12 @@ Runtime::Runtime() : cfg_(g_cfg) {
   struct stat st;
   if (stat(cfg_.plugin_path.c_str(), &st) == 0)
     identity += ";plugin_size=" + std::to_string(st.st_size) + ";plugin_mtime=" + std::to_string(st.st_mtime);
+  // Our own build too: a changed lowering keeps its op key, so programs
+  // cached by an older build of torch_pjrt must not be reused.
+  Dl_info self;
+  if (dladdr(reinterpret_cast<void*>(&default_cache_dir), &self) && self.dli_fname &&
+      stat(self.dli_fname, &st) == 0)
+    identity += ";build_size=" + std::to_string(st.st_size) + ";build_mtime=" + std::to_string(st.st_mtime);
   disk_ = std::make_unique<DiskCache>(default_cache_dir(), identity);
   const char* log = std::getenv("TORCH_PJRT_LOG_RECOMPILES");
   log_recompiles_ = log && *log && std::string(log) != "0";

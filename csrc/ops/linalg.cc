@@ -26,11 +26,14 @@ Value contract(Builder& b, Value x, Value y, const std::vector<int64_t>& xb, con
   dn += "lhs_contracting_dimensions = " + shlo::i64_list(xc) +
         ", rhs_contracting_dimensions = " + shlo::i64_list(yc) + ">";
   // PyTorch's float32 matmul precision defaults to "highest"; without this
-  // a TPU would multiply f32 in a single bf16 pass. The low-precision inputs
-  // go in as they are and come out in f32 (preferred element type), which
-  // is what the MXU does natively and what the CPU's f32 accumulation gives.
+  // a TPU would multiply f32 in a single bf16 pass.
   dn += ", precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]";
-  return b.op1("stablehlo.dot_general", {x, y}, shlo::Type{accumulate_dtype(x.dtype()), s}, dn);
+  // Low-precision inputs are widened (exactly) and accumulate in f32, what
+  // the CPU's kernels give. Widening before the dot rather than asking for
+  // an f32 result of a bf16 dot: XLA:CPU has no bf16 x bf16 -> f32 kernel
+  // for every layout (e.g. batch-1 bmm with a transposed operand).
+  DType acc = accumulate_dtype(x.dtype());
+  return b.op1("stablehlo.dot_general", {b.convert(x, acc), b.convert(y, acc)}, shlo::Type{acc, s}, dn);
 }
 
 Value mm(Builder& b, Value x, Value y) { return b.convert(contract(b, x, y, {}, {}, {1}, {0}), x.dtype()); }
