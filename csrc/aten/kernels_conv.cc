@@ -111,14 +111,15 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   engine::Ref gy = read_as(grad_output, dt);
   at::Tensor gi, gw, gb;
   if (output_mask[0]) {
-    gi = wrap(op(key_of("conv_gi", p), {gy, read(weight)}, shlo::Type{dt, in_shape},
+    // The input's size is not implied by grad_output's (strides floor it).
+    gi = wrap(op(key_of("conv_gi", p) + "i" + shape_str(input.sizes()), {gy, read(weight)}, shlo::Type{dt, in_shape},
                  [p, in_shape](Builder& b, const Vals& v) {
                    return Vals{ops::conv_grad_input(b, v[0], v[1], in_shape, p)};
                  }),
               input.device());
   }
   if (output_mask[1]) {
-    gw = wrap(op(key_of("conv_gw", p), {gy, read(input)}, shlo::Type{dt, w_shape},
+    gw = wrap(op(key_of("conv_gw", p) + "w" + shape_str(weight.sizes()), {gy, read(input)}, shlo::Type{dt, w_shape},
                  [p, w_shape](Builder& b, const Vals& v) {
                    return Vals{ops::conv_grad_weight(b, v[0], v[1], w_shape, p)};
                  }),

@@ -34,6 +34,11 @@ Value masked(Builder& b, Value x, const std::vector<int64_t>& x_dims, Value mask
 }  // namespace
 
 Value grouped_mm(Builder& b, Value a, Value m, const Value* offs, DType out) {
+  // Widen f16/bf16 first (exact): XLA:CPU has no bf16 x bf16 -> f32 dot
+  // for every layout, and the f32 products are what accumulation gives.
+  DType acc = accumulate_dtype(a.dtype());
+  a = b.convert(a, acc);
+  m = b.convert(m, acc);
   Value r;
   if (a.rank() == 3 && m.rank() == 3) {
     r = contract(b, a, m, {0}, {0}, {2}, {1});
