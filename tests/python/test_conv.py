@@ -136,6 +136,33 @@ def test_only_some_grads():
     _no_fallback()
 
 
+def test_grad_sizes_not_implied_by_grad_output():
+    # Lengths 9 and 10 give the same output length with stride 2: the
+    # gradients must still come back at each input's own size.
+    w = torch.randn(3, 2, 3)
+    for n in (9, 10):
+        _run(lambda x, w, b: F.conv1d(x, w, b, stride=2), torch.randn(1, 2, n), w, None)
+    for k in (2, 3):
+        _run(lambda x, w, b: F.conv1d(x, w, b, stride=3), torch.randn(1, 2, 10), torch.randn(3, 2, k), None)
+
+
+def test_noncontiguous_inputs():
+    x = torch.randn(2, 9, 3, 8).transpose(1, 2)[:, :, 1:]  # [2, 3, 8, 8], strided
+    w = torch.randn(3, 4, 3, 3).transpose(0, 1)  # [4, 3, 3, 3]
+    _run(lambda x, w, b: F.conv2d(x, w, b, padding=1), x, w, torch.randn(4))
+    _run(lambda x, w, b: F.conv_transpose2d(x, w.transpose(0, 1), b, stride=2), x, w, None)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_low_precision_pointwise_and_patch(dtype):
+    # 1x1 and stride == kernel convs may become plain dots inside XLA.
+    for n in (1, 2):
+        _run(lambda x, w, b: F.conv2d(x, w, b), torch.randn(n, 4, 5, 5), torch.randn(6, 4, 1, 1), torch.randn(6),
+             dtype=dtype)
+        _run(lambda x, w, b: F.conv2d(x, w, b, stride=8), torch.randn(n, 3, 16, 24), torch.randn(5, 3, 8, 8) * 0.1,
+             None, dtype=dtype)
+
+
 def test_errors():
     x = torch.randn(1, 4, 8, device=TPU)
     with pytest.raises(RuntimeError, match="channels"):
