@@ -291,3 +291,15 @@ def test_grouped_mm(case, dtype):
     assert_close(bt.grad.float(), bc.grad.to(dtype).float(), atol=tol * 8, rtol=tol)
     stats = torch_pjrt.fallback_stats()
     assert not {k: v for k, v in stats.items() if "grouped_mm" in k}, stats
+
+
+def test_grouped_mm_out_dtype_and_errors():
+    a, b = torch.randn(8, 16, dtype=torch.bfloat16), torch.randn(2, 16, 8, dtype=torch.bfloat16)
+    offs = torch.tensor([3, 8], dtype=torch.int32)
+    out = torch._grouped_mm(a.to(TPU), b.to(TPU), offs.to(TPU), out_dtype=torch.float32)
+    assert out.dtype == torch.float32
+    assert_close(out, _grouped_ref(a, b, offs), atol=1e-3, rtol=1e-3)
+    with pytest.raises(RuntimeError, match="offs"):
+        torch._grouped_mm(a.to(TPU), b.to(TPU))
+    with pytest.raises(RuntimeError, match="contraction"):
+        torch._grouped_mm(a.to(TPU), b[:, :8].to(TPU), offs.to(TPU))
