@@ -597,4 +597,19 @@ at::Tensor isin_Tensor_Tensor(const at::Tensor& e, const at::Tensor& t, bool ass
 at::Tensor isin_Tensor_Scalar(const at::Tensor& e, const at::Scalar& t, bool assume_unique, bool invert);
 at::Tensor isin_Scalar_Tensor(const at::Scalar& e, const at::Tensor& t, bool assume_unique, bool invert);
 
+// ---- kernels_conv.cc
+at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
+                                    const std::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                                    at::IntArrayRef output_padding, int64_t groups);
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
+    int64_t groups, std::array<bool, 3> output_mask);
+at::Tensor view_as_complex(const at::Tensor& self);
+at::Tensor view_as_real(const at::Tensor& self);
+// (kernels_grouped_mm.cc)
+at::Tensor _grouped_mm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& offs,
+                       const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> out_dtype);
+
 }  // namespace tpu

@@ -616,6 +616,13 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("isin.Tensor_Scalar", &isin_Tensor_Scalar);
   m.impl("isin.Tensor_Tensor", &isin_Tensor_Tensor);
   m.impl("isin.Tensor_Tensor_out", &isin_Tensor_Tensor_out);
+
+  // ---- convolution, complex views, grouped mm (kernels_conv.cc, kernels_grouped_mm.cc)
+  m.impl("_grouped_mm", &_grouped_mm);
+  m.impl("convolution_backward_overrideable", &convolution_backward_overrideable);
+  m.impl("convolution_overrideable", &convolution_overrideable);
+  m.impl("view_as_complex", &view_as_complex);
+  m.impl("view_as_real", &view_as_real);
 }
 
 }  // namespace tpu

@@ -94,8 +94,25 @@ int64_t StridedView::span() const {
 Value reinterpret_flat(Builder& b, Value flat, shlo::DType to) {
   shlo::DType from = flat.dtype();
   if (from == to) return flat;
-  if (shlo::is_complex(from) || shlo::is_complex(to))
-    throw std::invalid_argument("reinterpreting complex storage as another dtype is not supported");
+  // Complex storage is interleaved (real, imag) pairs of its component
+  // float: split or join the pairs, then reinterpret the floats.
+  if (shlo::is_complex(from)) {
+    shlo::DType part = from == shlo::DType::C64 ? shlo::DType::F32 : shlo::DType::F64;
+    int64_t n = flat.shape()[0];
+    Value re = b.reshape(b.op1("stablehlo.real", {flat}, shlo::Type{part, {n}}), {n, 1});
+    Value im = b.reshape(b.op1("stablehlo.imag", {flat}, shlo::Type{part, {n}}), {n, 1});
+    return reinterpret_flat(b, b.reshape(b.concatenate({re, im}, 1), {2 * n}), to);
+  }
+  if (shlo::is_complex(to)) {
+    shlo::DType part = to == shlo::DType::C64 ? shlo::DType::F32 : shlo::DType::F64;
+    Value f = reinterpret_flat(b, flat, part);
+    int64_t m = f.shape()[0] / 2;
+    if (2 * m != f.shape()[0]) f = b.slice(f, {0}, {2 * m}, {1});
+    Value pairs = b.reshape(f, {m, 2});
+    Value re = b.reshape(b.slice(pairs, {0, 0}, {m, 1}, {1, 1}), {m});
+    Value im = b.reshape(b.slice(pairs, {0, 1}, {m, 2}, {1, 1}), {m});
+    return b.op1("stablehlo.complex", {re, im}, shlo::Type{to, {m}});
+  }
   if (from == shlo::DType::PRED) return reinterpret_flat(b, b.convert(flat, shlo::DType::U8), to);
   if (to == shlo::DType::PRED) {
     Value u8 = reinterpret_flat(b, flat, shlo::DType::U8);

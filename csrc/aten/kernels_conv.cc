@@ -1,0 +1,141 @@
+// Convolution: the overrideable convolution entry points that F.conv1d/2d/3d
+// and conv_transpose reach on a PrivateUse1 device, forward and backward;
+// also the complex <-> real views (PyTorch's generic view kernels).
+#include <ATen/ops/view_as_complex_native.h>
+#include <ATen/ops/view_as_real_native.h>
+
+#include <string>
+
+#include "aten/kernels.h"
+#include "aten/tensor.h"
+#include "ops/conv.h"
+
+namespace tpu {
+
+namespace {
+
+using shlo::Builder;
+using shlo::Value;
+using Vals = std::vector<Value>;
+
+std::vector<int64_t> expand(at::IntArrayRef v, size_t n, const char* name) {
+  TORCH_CHECK(v.size() == 1 || v.size() == n, "expected ", name, " to be a single integer value or a list of ", n,
+              " values to match the convolution dimensions, but got ", name, "=", v);
+  return v.size() == 1 ? std::vector<int64_t>(n, v[0]) : std::vector<int64_t>(v.begin(), v.end());
+}
+
+ops::ConvParams params(const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
+                       at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                       at::IntArrayRef output_padding, int64_t groups) {
+  TORCH_CHECK(input.dim() >= 3 && input.dim() <= 5, "convolution: expected a 3-D, 4-D or 5-D (batched) input, got ",
+              input.dim(), "-D");
+  TORCH_CHECK(weight.dim() == input.dim(), "convolution: weight should have ", input.dim(), " dimensions, got ",
+              weight.dim());
+  TORCH_CHECK(input.scalar_type() == weight.scalar_type(), "Input type (", input.scalar_type(),
+              ") and weight type (", weight.scalar_type(), ") should be the same");
+  TORCH_CHECK(at::isFloatingType(input.scalar_type()) && input.scalar_type() != at::kDouble,
+              "convolution: unsupported dtype ", input.scalar_type(), " on the tpu");
+  size_t n = input.dim() - 2;
+  ops::ConvParams p;
+  p.stride = expand(stride, n, "stride");
+  p.padding = expand(padding, n, "padding");
+  p.dilation = expand(dilation, n, "dilation");
+  p.output_padding = transposed ? expand(output_padding, n, "output_padding") : std::vector<int64_t>(n, 0);
+  p.transposed = transposed;
+  p.groups = groups;
+  TORCH_CHECK(groups > 0, "non-positive groups is not supported");
+  for (size_t i = 0; i < n; ++i) {
+    TORCH_CHECK(p.stride[i] > 0, "non-positive stride is not supported");
+    TORCH_CHECK(p.dilation[i] > 0, "dilation should be greater than zero");
+    TORCH_CHECK(p.padding[i] >= 0, "negative padding is not supported");
+    TORCH_CHECK(p.output_padding[i] >= 0, "negative output_padding is not supported");
+  }
+  int64_t c = input.size(1);
+  if (transposed) {
+    TORCH_CHECK(weight.size(0) == c, "Given transposed=1, weight of size ", weight.sizes(),
+                ", expected input", input.sizes(), " to have ", weight.size(0), " channels, but got ", c,
+                " channels instead");
+    TORCH_CHECK(c % groups == 0, "Given groups=", groups, ", expected input channels to be divisible by groups");
+  } else {
+    TORCH_CHECK(weight.size(1) * groups == c, "Given groups=", groups, ", weight of size ", weight.sizes(),
+                ", expected input", input.sizes(), " to have ", weight.size(1) * groups, " channels, but got ", c,
+                " channels instead");
+    TORCH_CHECK(weight.size(0) % groups == 0, "Given groups=", groups,
+                ", expected weight to be divisible by groups");
+  }
+  return p;
+}
+
+std::string key_of(const char* name, const ops::ConvParams& p) {
+  auto list = [](const std::vector<int64_t>& v) {
+    std::string s;
+    for (int64_t x : v) s += std::to_string(x) + ",";
+    return s;
+  };
+  return std::string(name) + "|s" + list(p.stride) + "p" + list(p.padding) + "d" + list(p.dilation) + "o" +
+         list(p.output_padding) + "t" + std::to_string(p.transposed) + "g" + std::to_string(p.groups);
+}
+
+}  // namespace
+
+at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
+                                    const std::optional<at::Tensor>& bias, at::IntArrayRef stride,
+                                    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
+                                    at::IntArrayRef output_padding, int64_t groups) {
+  ops::ConvParams p = params(input, weight, stride, padding, dilation, transposed, output_padding, groups);
+  shlo::Shape out = ops::conv_output_shape(shape_of(input.sizes()), shape_of(weight.sizes()), p);
+  for (size_t i = 2; i < out.size(); ++i)
+    TORCH_CHECK(out[i] > 0, "convolution: calculated output size ", shlo::Shape(out.begin() + 2, out.end()),
+                " is too small for input ", input.sizes());
+  bool has_bias = bias.has_value() && bias->defined();
+  std::vector<engine::Ref> in{read(input), read(weight)};
+  if (has_bias) {
+    TORCH_CHECK(bias->dim() == 1 && bias->size(0) == out[1], "convolution: expected bias of shape [", out[1],
+                "], got ", bias->sizes());
+    in.push_back(read_as(*bias, to_shlo(input.scalar_type())));
+  }
+  engine::Ref r = op(key_of(has_bias ? "conv_b" : "conv", p), std::move(in),
+                     shlo::Type{to_shlo(input.scalar_type()), out}, [p, has_bias](Builder& b, const Vals& v) {
+                       return Vals{ops::conv_forward(b, v[0], v[1], has_bias ? &v[2] : nullptr, p)};
+                     });
+  return wrap(r, input.device());
+}
+
+std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
+    const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
+    int64_t groups, std::array<bool, 3> output_mask) {
+  ops::ConvParams p = params(input, weight, stride, padding, dilation, transposed, output_padding, groups);
+  shlo::DType dt = to_shlo(input.scalar_type());
+  shlo::Shape in_shape = shape_of(input.sizes()), w_shape = shape_of(weight.sizes());
+  engine::Ref gy = read_as(grad_output, dt);
+  at::Tensor gi, gw, gb;
+  if (output_mask[0]) {
+    // The input's size is not implied by grad_output's (strides floor it).
+    gi = wrap(op(key_of("conv_gi", p) + "i" + shape_str(input.sizes()), {gy, read(weight)}, shlo::Type{dt, in_shape},
+                 [p, in_shape](Builder& b, const Vals& v) {
+                   return Vals{ops::conv_grad_input(b, v[0], v[1], in_shape, p)};
+                 }),
+              input.device());
+  }
+  if (output_mask[1]) {
+    gw = wrap(op(key_of("conv_gw", p) + "w" + shape_str(weight.sizes()), {gy, read(input)}, shlo::Type{dt, w_shape},
+                 [p, w_shape](Builder& b, const Vals& v) {
+                   return Vals{ops::conv_grad_weight(b, v[0], v[1], w_shape, p)};
+                 }),
+              input.device());
+  }
+  if (output_mask[2]) {
+    gb = wrap(op("conv_gb", {gy}, shlo::Type{dt, {grad_output.size(1)}},
+                 [](Builder& b, const Vals& v) { return Vals{ops::conv_grad_bias(b, v[0])}; }),
+              input.device());
+  }
+  return {gi, gw, gb};
+}
+
+// Complex views are plain strided views with a different dtype; reading
+// them reinterprets the storage (ops::reinterpret_flat splits the pairs).
+at::Tensor view_as_real(const at::Tensor& self) { return at::native::view_as_real(self); }
+at::Tensor view_as_complex(const at::Tensor& self) { return at::native::view_as_complex(self); }
+
+}  // namespace tpu

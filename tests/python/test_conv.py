@@ -1,0 +1,305 @@
+"""Convolution on the tpu (convolution_overrideable and its backward)
+against the CPU: forward and gradients over many configurations."""
+import random
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_pjrt
+from conftest import TPU, assert_close
+
+CONV_OPS = ("convolution_overrideable", "convolution_backward_overrideable", "convolution", "convolution_backward")
+
+
+def _no_fallback():
+    stats = torch_pjrt.fallback_stats()
+    bad = {k: v for k, v in stats.items() if any(op in k for op in CONV_OPS)}
+    assert not bad, bad
+
+
+def _run(fn, x, w, b, dtype=torch.float32, grad=True, tol=None):
+    """fn(x, w, b) on CPU (float32 reference, rounded to dtype) and on the tpu."""
+    torch_pjrt.reset_fallback_stats()
+    x, w = x.to(dtype), w.to(dtype)
+    b = b.to(dtype) if b is not None else None
+    leaves = [t for t in (x, w, b) if t is not None]
+    cpu = [t.float().clone().requires_grad_(grad) for t in leaves]
+    dev = [t.to(TPU).requires_grad_(grad) for t in leaves]
+
+    def call(ts):
+        xx, ww = ts[0], ts[1]
+        bb = ts[2] if b is not None else None
+        return fn(xx, ww, bb)
+
+    expected = call(cpu)
+    actual = call(dev)
+    atol, rtol = tol or ((1e-4, 1e-4) if dtype == torch.float32 else (3e-2, 3e-2))
+    assert actual.dtype == dtype
+    assert_close(actual.float(), expected.to(dtype).float(), atol=atol, rtol=rtol)
+    if grad:
+        g = torch.randn_like(expected)
+        expected.backward(g)
+        actual.backward(g.to(dtype).to(TPU))
+        for c, d in zip(cpu, dev):
+            scale = max(1.0, c.grad.abs().max().item())
+            assert_close(d.grad.float(), c.grad.to(dtype).float(), atol=atol * scale, rtol=rtol)
+    _no_fallback()
+    return actual
+
+
+CONV = {1: F.conv1d, 2: F.conv2d, 3: F.conv3d}
+CONVT = {1: F.conv_transpose1d, 2: F.conv_transpose2d, 3: F.conv_transpose3d}
+
+
+def _random_config(nd, transposed):
+    g = random.choice([1, 1, 2, 3])
+    cin = g * random.randint(1, 3)
+    cout = g * random.randint(1, 3)
+    k = [random.randint(1, 3) for _ in range(nd)]
+    s = [random.randint(1, 3) for _ in range(nd)]
+    d = [random.randint(1, 2) for _ in range(nd)]
+    p = [random.randint(0, (kk - 1) * dd) for kk, dd in zip(k, d)]
+    size = [random.randint((kk - 1) * dd + 1, (kk - 1) * dd + 6) for kk, dd in zip(k, d)]
+    n = random.randint(1, 2)
+    x = torch.randn(n, cin, *size)
+    bias = torch.randn(cout) if random.random() < 0.6 else None
+    if transposed:
+        op = [random.randint(0, max(ss, dd) - 1) for ss, dd in zip(s, d)]
+        w = torch.randn(cin, cout // g, *k)
+        fn = lambda x, w, b: CONVT[nd](x, w, b, stride=s, padding=p, output_padding=op, groups=g, dilation=d)
+    else:
+        w = torch.randn(cout, cin // g, *k)
+        fn = lambda x, w, b: CONV[nd](x, w, b, stride=s, padding=p, dilation=d, groups=g)
+    return fn, x, w, bias
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_random_configs(nd, transposed):
+    for _ in range(6 if nd < 3 else 3):
+        fn, x, w, b = _random_config(nd, transposed)
+        _run(fn, x, w, b)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_low_precision(dtype):
+    fn, x, w, b = _random_config(2, False)
+    _run(fn, x, w, b, dtype=dtype)
+    fn, x, w, b = _random_config(1, True)
+    _run(fn, x, w, b, dtype=dtype)
+
+
+def test_vit_patch_embedding():
+    # ViT: conv2d with stride == kernel (16x16 patches), bias.
+    x, w, b = torch.randn(2, 3, 32, 48), torch.randn(8, 3, 16, 16) * 0.05, torch.randn(8)
+    _run(lambda x, w, b: F.conv2d(x, w, b, stride=16), x, w, b, tol=(1e-4, 1e-4))
+    # Input size not a multiple of the patch: the tail is dropped.
+    x = torch.randn(1, 3, 37, 35)
+    _run(lambda x, w, b: F.conv2d(x, w, b, stride=16), x, w, b, tol=(1e-4, 1e-4))
+
+
+@pytest.mark.parametrize("stride", [1, 2])
+def test_whisper_conv1d(stride):
+    # Whisper's audio stem: conv1d k=3, padding=1, stride 1 then 2.
+    x, w, b = torch.randn(2, 16, 30), torch.randn(12, 16, 3) * 0.2, torch.randn(12)
+    _run(lambda x, w, b: F.conv1d(x, w, b, stride=stride, padding=1), x, w, b)
+    _run(lambda x, w, b: F.conv1d(x, w, b, stride=stride, padding=1), x.bfloat16(), w, b, dtype=torch.bfloat16)
+
+
+def test_modules_and_padding_modes():
+    torch_pjrt.reset_fallback_stats()
+    for m in [torch.nn.Conv2d(4, 6, 3, padding="same"), torch.nn.Conv1d(4, 4, 5, padding="same", groups=4),
+              torch.nn.ConvTranspose2d(4, 2, 4, stride=2, padding=1), torch.nn.Conv3d(2, 3, (1, 2, 3))]:
+        nd = {torch.nn.Conv1d: 1, torch.nn.Conv2d: 2, torch.nn.Conv3d: 3, torch.nn.ConvTranspose2d: 2}[type(m)]
+        x = torch.randn(2, m.in_channels, *([7] * nd))
+        expected = m(x)
+        actual = m.to(TPU)(x.to(TPU))
+        assert_close(actual.detach(), expected.detach(), atol=1e-4, rtol=1e-4)
+    _no_fallback()
+
+
+def test_large_transposed_padding():
+    # padding larger than the dilated kernel extent: negative pads inside.
+    x, w = torch.randn(1, 2, 9), torch.randn(2, 3, 3)
+    _run(lambda x, w, b: F.conv_transpose1d(x, w, b, stride=2, padding=3), x, w, None)
+    _run(lambda x, w, b: F.conv_transpose1d(x, w, b, stride=3, padding=4, output_padding=2), x, w, None)
+
+
+def test_only_some_grads():
+    x, w = torch.randn(2, 4, 8, 8), torch.randn(6, 2, 3, 3, requires_grad=True)
+    wt = w.detach().to(TPU).requires_grad_()
+    torch_pjrt.reset_fallback_stats()
+    F.conv2d(x, w, stride=2, groups=2).sum().backward()
+    F.conv2d(x.to(TPU), wt, stride=2, groups=2).sum().backward()
+    assert_close(wt.grad, w.grad, atol=1e-4, rtol=1e-4)
+    _no_fallback()
+
+
+def test_grad_sizes_not_implied_by_grad_output():
+    # Lengths 9 and 10 give the same output length with stride 2: the
+    # gradients must still come back at each input's own size.
+    w = torch.randn(3, 2, 3)
+    for n in (9, 10):
+        _run(lambda x, w, b: F.conv1d(x, w, b, stride=2), torch.randn(1, 2, n), w, None)
+    for k in (2, 3):
+        _run(lambda x, w, b: F.conv1d(x, w, b, stride=3), torch.randn(1, 2, 10), torch.randn(3, 2, k), None)
+
+
+def test_noncontiguous_inputs():
+    x = torch.randn(2, 9, 3, 8).transpose(1, 2)[:, :, 1:]  # [2, 3, 8, 8], strided
+    w = torch.randn(3, 4, 3, 3).transpose(0, 1)  # [4, 3, 3, 3]
+    _run(lambda x, w, b: F.conv2d(x, w, b, padding=1), x, w, torch.randn(4))
+    _run(lambda x, w, b: F.conv_transpose2d(x, w.transpose(0, 1), b, stride=2), x, w, None)
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_low_precision_pointwise_and_patch(dtype):
+    # 1x1 and stride == kernel convs may become plain dots inside XLA.
+    for n in (1, 2):
+        _run(lambda x, w, b: F.conv2d(x, w, b), torch.randn(n, 4, 5, 5), torch.randn(6, 4, 1, 1), torch.randn(6),
+             dtype=dtype)
+        _run(lambda x, w, b: F.conv2d(x, w, b, stride=8), torch.randn(n, 3, 16, 24), torch.randn(5, 3, 8, 8) * 0.1,
+             None, dtype=dtype)
+
+
+def test_errors():
+    x = torch.randn(1, 4, 8, device=TPU)
+    with pytest.raises(RuntimeError, match="channels"):
+        F.conv1d(x, torch.randn(2, 3, 3, device=TPU))
+    with pytest.raises(RuntimeError):
+        F.conv1d(x, torch.randn(2, 4, 30, device=TPU))
+
+
+# ---- complex views (view_as_real / view_as_complex over shared storage)
+
+VIEW_OPS = ("view_as_real", "view_as_complex")
+
+
+def _no_view_fallback():
+    stats = torch_pjrt.fallback_stats()
+    assert not {k: v for k, v in stats.items() if any(op in k for op in VIEW_OPS)}, stats
+
+
+def test_view_as_real_reads_and_prints():
+    torch_pjrt.reset_fallback_stats()
+    z = torch.randn(3, 4, dtype=torch.complex64)
+    zt = z.to(TPU)
+    assert_close(zt, z)
+    r = torch.view_as_real(zt)
+    assert r.shape == (3, 4, 2) and r.dtype == torch.float32
+    assert r.untyped_storage().data_ptr() == zt.untyped_storage().data_ptr()
+    assert_close(r, torch.view_as_real(z))
+    assert_close(torch.view_as_real(zt[:, 1::2]), torch.view_as_real(z[:, 1::2]))
+    assert "j" in repr(zt)
+    _no_view_fallback()
+
+
+def test_view_as_real_writes_are_visible():
+    torch_pjrt.reset_fallback_stats()
+    z = torch.randn(5, dtype=torch.complex64)
+    zt = z.to(TPU)
+    r, rt = torch.view_as_real(z), torch.view_as_real(zt)
+    r[:, 1] = 7.0
+    rt[:, 1] = 7.0
+    assert_close(zt, z)
+    zt.mul_(2)
+    z.mul_(2)
+    assert_close(rt, r)
+    _no_view_fallback()
+
+
+def test_view_as_complex_writes_are_visible():
+    torch_pjrt.reset_fallback_stats()
+    x = torch.randn(4, 3, 2)
+    xt = x.to(TPU)
+    c, ct = torch.view_as_complex(x), torch.view_as_complex(xt)
+    assert ct.dtype == torch.complex64 and ct.shape == (4, 3)
+    assert_close(ct, c)
+    src = torch.randn(3, dtype=torch.complex64)
+    c[1] = src
+    ct[1] = src.to(TPU)
+    assert_close(xt, x)
+    xt[0, 0, 1] = -3.0
+    x[0, 0, 1] = -3.0
+    assert_close(ct, c)
+    _no_view_fallback()
+
+
+def test_complex_arithmetic():
+    a, b = torch.randn(6, dtype=torch.complex64), torch.randn(6, dtype=torch.complex64)
+    assert_close((a.to(TPU) + b.to(TPU)), a + b)
+    mag, ang = torch.rand(5) + 0.1, torch.randn(5)
+    assert_close(torch.polar(mag.to(TPU), ang.to(TPU)), torch.polar(mag, ang), atol=1e-5, rtol=1e-5)
+
+
+# ---- _grouped_mm
+
+
+def _offs(total, groups):
+    cuts = sorted(random.randint(0, total) for _ in range(groups - 1)) + [total]
+    return torch.tensor(cuts, dtype=torch.int32)
+
+
+def _grouped_ref(a, b, offs):
+    """An explicit loop in float32."""
+    a, b = a.float(), b.float()
+    if a.dim() == 3 and b.dim() == 3:
+        return a @ b
+    starts = [0] + offs[:-1].tolist()
+    ends = offs.tolist()
+    if a.dim() == 2 and b.dim() == 3:
+        out = torch.zeros(a.shape[0], b.shape[2])
+        for g, (s, e) in enumerate(zip(starts, ends)):
+            out[s:e] = a[s:e] @ b[g]
+    elif a.dim() == 3:
+        out = torch.zeros(a.shape[1], b.shape[1])
+        for g, (s, e) in enumerate(zip(starts, ends)):
+            out[:, s:e] = a[g] @ b[:, s:e]
+    else:
+        out = torch.stack([a[:, s:e] @ b[s:e] for s, e in zip(starts, ends)])
+    return out
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("case", ["2x3", "3x2", "2x2", "3x3"])
+def test_grouped_mm(case, dtype):
+    torch_pjrt.reset_fallback_stats()
+    g, m, k, n = random.randint(1, 4), 8, 16, 8
+    if case == "2x3":
+        a, b, offs = torch.randn(m * 2, k), torch.randn(g, k, n), _offs(m * 2 - random.randint(0, 2), g)
+    elif case == "3x2":
+        a, b, offs = torch.randn(g, m, k), torch.randn(k, n * 2), _offs(n * 2, g)
+    elif case == "2x2":
+        a, b, offs = torch.randn(m, k * 2), torch.randn(k * 2, n), _offs(k * 2, g)
+    else:
+        a, b, offs = torch.randn(g, m, k), torch.randn(g, k, n), None
+    a, b = a.to(dtype), b.to(dtype)
+    expected = _grouped_ref(a, b, offs)
+    at = a.to(TPU).requires_grad_()
+    bt = b.to(TPU).requires_grad_()
+    out = torch._grouped_mm(at, bt, offs.to(TPU) if offs is not None else None)
+    assert out.dtype == dtype
+    tol = 1e-4 if dtype == torch.float32 else 3e-2
+    assert_close(out.float(), expected.to(dtype).float(), atol=tol * 4, rtol=tol)
+    # Gradients against the explicit loop's.
+    ac, bc = a.float().requires_grad_(), b.float().requires_grad_()
+    gy = torch.randn(expected.shape)
+    _grouped_ref(ac, bc, offs).backward(gy)
+    out.backward(gy.to(dtype).to(TPU))
+    assert_close(at.grad.float(), ac.grad.to(dtype).float(), atol=tol * 8, rtol=tol)
+    assert_close(bt.grad.float(), bc.grad.to(dtype).float(), atol=tol * 8, rtol=tol)
+    stats = torch_pjrt.fallback_stats()
+    assert not {k: v for k, v in stats.items() if "grouped_mm" in k}, stats
+
+
+def test_grouped_mm_out_dtype_and_errors():
+    a, b = torch.randn(8, 16, dtype=torch.bfloat16), torch.randn(2, 16, 8, dtype=torch.bfloat16)
+    offs = torch.tensor([3, 8], dtype=torch.int32)
+    out = torch._grouped_mm(a.to(TPU), b.to(TPU), offs.to(TPU), out_dtype=torch.float32)
+    assert out.dtype == torch.float32
+    assert_close(out, _grouped_ref(a, b, offs), atol=1e-3, rtol=1e-3)
+    with pytest.raises(RuntimeError, match="offs"):
+        torch._grouped_mm(a.to(TPU), b.to(TPU))
+    with pytest.raises(RuntimeError, match="contraction"):
+        torch._grouped_mm(a.to(TPU), b[:, :8].to(TPU), offs.to(TPU))
