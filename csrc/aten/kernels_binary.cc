@@ -34,6 +34,7 @@
 #include <ATen/ops/xlogy_meta.h>
 
 #include "aten/kernels.h"
+#include "aten/ew_checks.h"
 #include "aten/structured.h"
 #include "ops/elementwise.h"
 
@@ -150,17 +151,6 @@ using shlo::Value;
 using Vals = std::vector<Value>;
 using ops::Binary;
 
-// The dtypes PyTorch's CPU kernel of an op accepts, so others fail alike.
-enum class Accepts { All, NoBool, Float, IntBool };
-
-void check_dtype(const char* op, at::ScalarType t, Accepts a) {
-  bool ok = a == Accepts::All || (a == Accepts::NoBool && t != at::kBool) ||
-            (a == Accepts::Float && at::isFloatingType(t)) ||
-            (a == Accepts::IntBool && at::isIntegralType(t, /*includeBool=*/true));
-  TORCH_CHECK_NOT_IMPLEMENTED(ok, "\"", op, "\" not implemented for '", at::toString(t), "'");
-}
-
-shlo::DType common(const at::TensorIteratorBase& m) { return to_shlo(m.common_dtype()); }
 
 // TensorIterator configurations of the ops ATen implements without a
 // structured kernel (the ones their CPU kernels build). Arguments past the

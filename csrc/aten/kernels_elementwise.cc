@@ -77,6 +77,7 @@
 #include <limits>
 
 #include "aten/kernels.h"
+#include "aten/ew_checks.h"
 #include "aten/structured.h"
 #include "ops/elementwise.h"
 
@@ -90,17 +91,6 @@ using Vals = std::vector<Value>;
 using ops::Binary;
 using ops::Unary;
 
-// The dtypes PyTorch's CPU kernel of an op accepts, so others fail alike.
-enum class Accepts { All, NoBool, Float, IntBool };
-
-void check_dtype(const char* op, at::ScalarType t, Accepts a) {
-  bool ok = a == Accepts::All || (a == Accepts::NoBool && t != at::kBool) ||
-            (a == Accepts::Float && at::isFloatingType(t)) ||
-            (a == Accepts::IntBool && at::isIntegralType(t, /*includeBool=*/true));
-  TORCH_CHECK_NOT_IMPLEMENTED(ok, "\"", op, "\" not implemented for '", at::toString(t), "'");
-}
-
-shlo::DType common(const at::TensorIteratorBase& m) { return to_shlo(m.common_dtype()); }
 // Scalar parameters (slopes, coefficients) in the dtype the math runs in.
 engine::Ref param(const at::Scalar& s, shlo::DType compute) { return scalar_of(s, ops::opmath(compute)); }
 

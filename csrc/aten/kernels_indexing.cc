@@ -53,7 +53,6 @@ std::string ints(at::IntArrayRef v) {
   return s + "]";
 }
 
-shlo::Type type_of(const at::Tensor& t) { return shlo::Type{to_shlo(t.scalar_type()), shape_of(t.sizes())}; }
 
 // ---- reading values back to the host
 

@@ -27,7 +27,6 @@ using shlo::Value;
 using Vals = std::vector<Value>;
 using ProductFn = std::function<Value(Builder&, const Vals&)>;
 
-shlo::Type type_of(const at::Tensor& t) { return {to_shlo(t.scalar_type()), shape_of(t.sizes())}; }
 
 void check_product_dtype(const char* name, const at::Tensor& t) {
   TORCH_CHECK(t.scalar_type() != at::kBool, "\"", name, "\" not implemented for 'Bool'");

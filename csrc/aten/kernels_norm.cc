@@ -18,16 +18,7 @@ using Vals = std::vector<Value>;
 
 bool present(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
 
-shlo::Type type_of(const at::Tensor& t) { return shlo::Type{to_shlo(t.scalar_type()), shape_of(t.sizes())}; }
 
-// Records one node for every tensor in outs and stores them.
-void run(const std::vector<at::Tensor>& outs, const std::string& key, std::vector<engine::Ref> inputs,
-         engine::Lowering lower) {
-  std::vector<shlo::Type> types;
-  for (const at::Tensor& t : outs) types.push_back(type_of(t));
-  std::vector<engine::Ref> r = engine::record(key, std::move(inputs), types, std::move(lower));
-  for (size_t i = 0; i < outs.size(); ++i) write(outs[i], r[i]);
-}
 
 // x's shape with the trailing `n` dims as 1.
 std::vector<int64_t> stat_shape(const at::Tensor& x, int64_t axis) {
@@ -81,7 +72,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   if (hw) in.push_back(read(*weight));
   if (hb) in.push_back(read(*bias));
   shlo::DType sdt = to_shlo(sd);
-  run({out, mean, rstd}, std::string("layer_norm") + std::to_string(axis) + (hw ? "w" : "") + (hb ? "b" : "") +
+  write_all({out, mean, rstd}, std::string("layer_norm") + std::to_string(axis) + (hw ? "w" : "") + (hb ? "b" : "") +
                              ">" + shlo::dtype_name(sdt),
       in, [=](Builder& b, const Vals& v) {
         std::optional<Value> w, bs;
@@ -114,7 +105,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   if (hb) in.push_back(read(*bias));
   std::string key = "layer_norm_bwd" + std::to_string(axis) + (hw ? "w" : "") + (hb ? "b" : "") + "/" +
                     std::to_string(mask[0]) + std::to_string(mask[1]) + std::to_string(mask[2]);
-  run(outs, key, in, [=](Builder& b, const Vals& v) {
+  write_all(outs, key, in, [=](Builder& b, const Vals& v) {
     std::optional<Value> w, bs;
     if (hw) w = v[4];
     if (hb) bs = v[hw ? 5 : 4];
@@ -142,7 +133,7 @@ std::tuple<at::Tensor, at::Tensor> _fused_rms_norm(const at::Tensor& input, at::
   bool hw = present(weight);
   std::vector<engine::Ref> in{read(input), scalar_of(at::Scalar(e), acc)};
   if (hw) in.push_back(read(*weight));
-  run({out, rstd}, "rms_norm" + std::to_string(axis) + (hw ? "w" : ""), in, [=](Builder& b, const Vals& v) {
+  write_all({out, rstd}, "rms_norm" + std::to_string(axis) + (hw ? "w" : ""), in, [=](Builder& b, const Vals& v) {
     std::optional<Value> w;
     if (hw) w = v[2];
     ops::RmsNormOut r = ops::rms_norm(b, v[0], axis, w, v[1]);
@@ -168,7 +159,7 @@ std::tuple<at::Tensor, at::Tensor> _fused_rms_norm_backward(const at::Tensor& gr
   if (hw) in.push_back(read(*weight));
   std::string key = "rms_norm_bwd" + std::to_string(axis) + (hw ? "w" : "") + "/" + std::to_string(mask[0]) +
                     std::to_string(mask[1]);
-  run(outs, key, in, [=](Builder& b, const Vals& v) {
+  write_all(outs, key, in, [=](Builder& b, const Vals& v) {
     std::optional<Value> w;
     if (hw) w = v[3];
     auto r = ops::rms_norm_backward(b, v[0], v[1], v[2], w, axis, mask);

@@ -28,7 +28,6 @@ engine::Ref rng_state(const std::optional<at::Generator>& gen, const at::Device&
   return engine::from_host(s.data(), shlo::Type{DType::U64, {2}});
 }
 
-shlo::Type type_of(const at::Tensor& t) { return shlo::Type{to_shlo(t.scalar_type()), shape_of(t.sizes())}; }
 
 engine::Ref param(double v, DType c) { return scalar_of(at::Scalar(v), c); }
 

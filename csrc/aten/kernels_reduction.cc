@@ -91,16 +91,7 @@ at::OptionalTensorRef opt_ref(const std::optional<at::Tensor>& t) {
   return t.has_value() && t->defined() ? at::OptionalTensorRef(*t) : at::OptionalTensorRef();
 }
 
-shlo::Type type_of(const at::Tensor& t) { return shlo::Type{to_shlo(t.scalar_type()), shape_of(t.sizes())}; }
 
-// Records one node computing every tensor in `outs` (in order) and stores them.
-void run(const std::vector<at::Tensor>& outs, const std::string& key, std::vector<engine::Ref> inputs,
-         engine::Lowering lower) {
-  std::vector<shlo::Type> types;
-  for (const at::Tensor& t : outs) types.push_back(type_of(t));
-  std::vector<engine::Ref> r = engine::record(key, std::move(inputs), types, std::move(lower));
-  for (size_t i = 0; i < outs.size(); ++i) write(outs[i], r[i]);
-}
 
 // out= without a meta function: dtype must match exactly; shape is resized.
 void prepare_out(const at::Tensor& out, at::IntArrayRef shape, at::ScalarType dtype, const char* name) {
@@ -114,7 +105,7 @@ void prepare_out(const at::Tensor& out, at::IntArrayRef shape, at::ScalarType dt
 void reduce_into(const at::Tensor& out, const at::Tensor& self, const Dims& dims, bool keepdim, ops::Reduce kind,
                  const char* name) {
   shlo::DType o = to_shlo(out.scalar_type());
-  run({out}, std::string(name) + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
+  write_all({out}, std::string(name) + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
       [=](Builder& b, const Vals& in) { return Vals{ops::reduce(b, in[0], kind, dims, keepdim, o)}; });
 }
 
@@ -129,7 +120,7 @@ void mean_impl(M&, const at::Tensor& out, const at::Tensor& self, at::OptionalIn
                std::optional<at::ScalarType>) {
   Dims dims = reduce_dims(self, dim);
   shlo::DType o = to_shlo(out.scalar_type());
-  run({out}, "mean" + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
+  write_all({out}, "mean" + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
       [=](Builder& b, const Vals& in) { return Vals{ops::mean(b, in[0], dims, keepdim, o)}; });
 }
 
@@ -178,7 +169,7 @@ void minmax_dim_into(const at::Tensor& values, const at::Tensor& indices, const 
     write(indices, engine::scalar_i64(0));
     return;
   }
-  run({values, indices}, std::string(is_max ? "max_dim" : "min_dim") + dims_key({d}, keepdim), {read(self)},
+  write_all({values, indices}, std::string(is_max ? "max_dim" : "min_dim") + dims_key({d}, keepdim), {read(self)},
       [=](Builder& b, const Vals& in) {
         auto [v, i] = ops::arg_reduce(b, in[0], d, keepdim, is_max);
         return Vals{v, i};
@@ -192,14 +183,14 @@ void arg_into(const at::Tensor& out, const at::Tensor& self, std::optional<int64
   if (!dim.has_value() || self.dim() == 0) {
     // No dim: over the flattened tensor.
     int64_t n = self.numel();
-    run({out}, key + "_flat" + std::to_string(out_shape.size()), {read(self)}, [=](Builder& b, const Vals& in) {
+    write_all({out}, key + "_flat" + std::to_string(out_shape.size()), {read(self)}, [=](Builder& b, const Vals& in) {
       Value flat = b.reshape(in[0], {n});
       return Vals{b.reshape(ops::arg_reduce(b, flat, 0, false, is_max).second, out_shape)};
     });
     return;
   }
   int64_t d = c10::maybe_wrap_dim(*dim, self.dim());
-  run({out}, key + dims_key({d}, keepdim), {read(self)},
+  write_all({out}, key + dims_key({d}, keepdim), {read(self)},
       [=](Builder& b, const Vals& in) { return Vals{ops::arg_reduce(b, in[0], d, keepdim, is_max).second}; });
 }
 
@@ -228,7 +219,7 @@ void vector_norm_into(const at::Tensor& out, const at::Tensor& self, const at::S
   shlo::DType o = to_shlo(out.scalar_type());
   ops::NormOrd k = norm_ord(ord.toDouble());
   // Only the special orders change the program; any other p is an operand.
-  run({out}, "vector_norm" + std::to_string(static_cast<int>(k)) + dims_key(dims, keepdim) + ">" +
+  write_all({out}, "vector_norm" + std::to_string(static_cast<int>(k)) + dims_key(dims, keepdim) + ">" +
                  shlo::dtype_name(o),
       {read(self), scalar_of(ord, shlo::DType::F32)}, [=](Builder& b, const Vals& in) {
         return Vals{ops::vector_norm(b, in[0], k, in[1], dims, keepdim, o)};
@@ -275,7 +266,7 @@ void var_into(const at::Tensor& out, const at::Tensor& mean_out, const at::Tenso
     TORCH_WARN(take_sqrt ? "std" : "var", with_mean ? "_mean" : "", "(): degrees of freedom is <= 0. Correction should be strictly less than ",
                "the reduction factor (input numel divided by output numel).");
   engine::Ref c = scalar_of(corr, ops::acc_type(o));
-  run(outs, std::string(take_sqrt ? "std" : "var") + (with_mean ? "_mean" : "") + dims_key(dims, keepdim),
+  write_all(outs, std::string(take_sqrt ? "std" : "var") + (with_mean ? "_mean" : "") + dims_key(dims, keepdim),
       {read(self), c}, [=](Builder& b, const Vals& in) {
         auto [v, m] = ops::var_mean(b, in[0], dims, keepdim, in[1], take_sqrt, o);
         return with_mean ? Vals{v, m} : Vals{v};
@@ -316,7 +307,7 @@ std::tuple<at::Tensor, at::Tensor> var_mean_like(const at::Tensor& self, at::Opt
 void scan_into(const at::Tensor& out, const at::Tensor& self, int64_t dim, ops::Scan kind, const char* name) {
   int64_t d = c10::maybe_wrap_dim(dim, self.dim());  // 0-d: 0 (the lowering treats it as [1])
   shlo::DType o = to_shlo(out.scalar_type());
-  run({out}, std::string(name) + std::to_string(d) + ">" + shlo::dtype_name(o), {read(self)},
+  write_all({out}, std::string(name) + std::to_string(d) + ">" + shlo::dtype_name(o), {read(self)},
       [=](Builder& b, const Vals& in) { return Vals{ops::scan(b, in[0], kind, d, o)}; });
 }
 
@@ -339,7 +330,7 @@ void softmax_into(const at::Tensor& out, const at::Tensor& self, int64_t dim, bo
   check_floating(self, log ? "log_softmax" : "softmax");
   int64_t d = c10::maybe_wrap_dim(dim, self.dim());
   shlo::DType o = to_shlo(out.scalar_type());
-  run({out}, std::string(log ? "log_softmax" : "softmax") + std::to_string(d) + ">" + shlo::dtype_name(o),
+  write_all({out}, std::string(log ? "log_softmax" : "softmax") + std::to_string(d) + ">" + shlo::dtype_name(o),
       {read(self)}, [=](Builder& b, const Vals& in) { return Vals{ops::softmax(b, in[0], d, log, o)}; });
 }
 
@@ -357,7 +348,7 @@ void softmax_backward_into(const at::Tensor& out, const at::Tensor& grad, const 
   check_floating(grad, log ? "log_softmax_backward" : "softmax_backward");
   int64_t d = c10::maybe_wrap_dim(dim, grad.dim());
   shlo::DType o = to_shlo(out.scalar_type());
-  run({out}, std::string(log ? "log_softmax_bwd" : "softmax_bwd") + std::to_string(d) + ">" + shlo::dtype_name(o),
+  write_all({out}, std::string(log ? "log_softmax_bwd" : "softmax_bwd") + std::to_string(d) + ">" + shlo::dtype_name(o),
       {read(grad), read(output)},
       [=](Builder& b, const Vals& in) { return Vals{ops::softmax_backward(b, in[0], in[1], d, log, o)}; });
 }
@@ -394,7 +385,7 @@ void nll_into(const at::Tensor& output, const at::Tensor& total_weight, const at
   bool has_w = weight.has_value() && weight->defined();
   std::vector<engine::Ref> in{read(self), read(target), engine::scalar_i64(ignore_index)};
   if (has_w) in.push_back(read(*weight));
-  run({output, total_weight}, "nll_loss" + std::to_string(reduction) + (has_w ? "w" : ""), in,
+  write_all({output, total_weight}, "nll_loss" + std::to_string(reduction) + (has_w ? "w" : ""), in,
       [=](Builder& b, const Vals& v) {
         std::optional<Value> w;
         if (has_w) w = v[3];
@@ -412,7 +403,7 @@ void nll_backward_into(const at::Tensor& grad_input, const at::Tensor& grad, con
   std::vector<engine::Ref> in{read(grad), read(self), read(target), engine::scalar_i64(ignore_index),
                               read(total_weight)};
   if (has_w) in.push_back(read(*weight));
-  run({grad_input}, "nll_loss_bwd" + std::to_string(reduction) + (has_w ? "w" : ""), in,
+  write_all({grad_input}, "nll_loss_bwd" + std::to_string(reduction) + (has_w ? "w" : ""), in,
       [=](Builder& b, const Vals& v) {
         std::optional<Value> w;
         if (has_w) w = v[5];
@@ -454,7 +445,7 @@ void mse_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Tenso
   check_floating(out, "mse_loss");
   shlo::DType o = to_shlo(out.scalar_type());
   shlo::Shape shape = shape_of(at::infer_size(self.sizes(), target.sizes()));
-  run({out}, "mse_loss" + std::to_string(reduction) + ">" + shlo::dtype_name(o),
+  write_all({out}, "mse_loss" + std::to_string(reduction) + ">" + shlo::dtype_name(o),
       {broadcast(read(self), shape), broadcast(read(target), shape)},
       [=](Builder& b, const Vals& in) { return Vals{ops::mse_loss(b, in[0], in[1], reduction, o)}; });
 }
@@ -543,7 +534,7 @@ static void aminmax_into(const at::Tensor& mn, const at::Tensor& mx, const at::T
                          std::optional<int64_t> dim, bool keepdim) {
   Dims dims = dim.has_value() ? one_dim(self, *dim) : reduce_dims(self, std::nullopt);
   shlo::DType o = to_shlo(self.scalar_type());
-  run({mn, mx}, "aminmax" + dims_key(dims, keepdim), {read(self)}, [=](Builder& b, const Vals& in) {
+  write_all({mn, mx}, "aminmax" + dims_key(dims, keepdim), {read(self)}, [=](Builder& b, const Vals& in) {
     return Vals{ops::reduce(b, in[0], ops::Reduce::Min, dims, keepdim, o),
                 ops::reduce(b, in[0], ops::Reduce::Max, dims, keepdim, o)};
   });
@@ -696,7 +687,7 @@ static at::ScalarType logsumexp_dtype(const at::Tensor& self) {
 }
 static void logsumexp_into(const at::Tensor& out, const at::Tensor& self, const Dims& dims, bool keepdim) {
   shlo::DType o = to_shlo(out.scalar_type());
-  run({out}, "logsumexp" + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
+  write_all({out}, "logsumexp" + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
       [=](Builder& b, const Vals& in) { return Vals{ops::logsumexp(b, in[0], dims, keepdim, o)}; });
 }
 at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
@@ -745,7 +736,7 @@ at::Tensor& norm_dtype_out(const at::Tensor& self, const std::optional<at::Scala
 at::Tensor count_nonzero_dim_IntList(const at::Tensor& self, at::IntArrayRef dim) {
   Dims dims = reduce_dims(self, dim);
   at::Tensor out = empty(reduced_shape(self, dims, false), at::kLong, self.device());
-  run({out}, "count_nonzero" + dims_key(dims, false), {read(self)},
+  write_all({out}, "count_nonzero" + dims_key(dims, false), {read(self)},
       [=](Builder& b, const Vals& in) { return Vals{ops::count_nonzero(b, in[0], dims)}; });
   return out;
 }
@@ -900,7 +891,7 @@ static void mse_backward_into(const at::Tensor& grad_input, const at::Tensor& gr
   check_reduction(reduction);
   shlo::DType o = to_shlo(grad_input.scalar_type());
   shlo::Shape shape = shape_of(grad_input.sizes());
-  run({grad_input}, "mse_loss_bwd" + std::to_string(reduction) + ">" + shlo::dtype_name(o),
+  write_all({grad_input}, "mse_loss_bwd" + std::to_string(reduction) + ">" + shlo::dtype_name(o),
       {read(grad), broadcast(read(self), shape), read(target)},
       [=](Builder& b, const Vals& in) { return Vals{ops::mse_loss_backward(b, in[0], in[1], in[2], reduction, o)}; });
 }

@@ -59,6 +59,16 @@ at::ScalarType to_torch(shlo::DType t) {
   return at::kFloat;
 }
 
+shlo::Type type_of(const at::Tensor& t) { return shlo::Type{to_shlo(t.scalar_type()), shape_of(t.sizes())}; }
+
+void write_all(const std::vector<at::Tensor>& outs, const std::string& key, std::vector<engine::Ref> inputs,
+               engine::Lowering lower) {
+  std::vector<shlo::Type> types;
+  for (const at::Tensor& t : outs) types.push_back(type_of(t));
+  std::vector<engine::Ref> r = engine::record(key, std::move(inputs), types, std::move(lower));
+  for (size_t i = 0; i < outs.size(); ++i) write(outs[i], r[i]);
+}
+
 std::string shape_str(at::IntArrayRef s) {
   std::string r = "[";
   for (size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);

@@ -48,6 +48,12 @@ engine::Ref cast(engine::Ref v, shlo::DType to);
 engine::Ref broadcast(engine::Ref v, const shlo::Shape& shape);
 
 inline shlo::Shape shape_of(at::IntArrayRef s) { return shlo::Shape(s.begin(), s.end()); }
+// The engine type of a tensor's value (its dtype and sizes).
+shlo::Type type_of(const at::Tensor& t);
+// Records one node computing every tensor in `outs` (in order) and stores
+// each output into its tensor.
+void write_all(const std::vector<at::Tensor>& outs, const std::string& key, std::vector<engine::Ref> inputs,
+               engine::Lowering lower);
 std::string shape_str(at::IntArrayRef s);
 
 // The device every tpu tensor among `ts` is on (first one found).
