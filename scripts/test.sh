@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Quick start 2/2: set everything up, then run the whole test suite
-# (C++ GoogleTest for the core, pytest for everything seen from Python).
+# (C++ GoogleTest for the core, pytest for everything seen from Python, in
+# each eager mode; TORCH_PJRT_TEST_MODES="strict" runs just one).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -9,5 +10,9 @@ PLUGIN=$(.venv/bin/python -c "import torch_pjrt._plugins as p; print(p.resolve('
 echo "== C++ core tests"
 cmake --build build/release --target core_tests -j "${JOBS:-2}" >/dev/null
 TORCH_PJRT_PLUGIN_PATH=$PLUGIN build/release/core_tests --gtest_brief=1
-echo "== Python tests"
-.venv/bin/python -m pytest -q -p no:cacheprovider tests/python "$@"
+# The whole Python suite in every eager mode: one lowering must give the
+# same results however ops are grouped into programs.
+for mode in ${TORCH_PJRT_TEST_MODES:-strict fused debug}; do
+  echo "== Python tests, eager mode: $mode"
+  TORCH_PJRT_EAGER_MODE=$mode .venv/bin/python -m pytest -q -p no:cacheprovider tests/python "$@"
+done
