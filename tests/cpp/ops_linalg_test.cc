@@ -16,26 +16,7 @@ using shlo::Value;
 
 namespace {
 
-// Runs a program of f32 inputs; returns every output flattened.
-std::vector<std::vector<float>> run(const std::string& text, const std::vector<std::vector<float>>& ins,
-                                    const std::vector<std::vector<int64_t>>& dims,
-                                    const std::vector<size_t>& out_sizes) {
-  auto& c = test_env::client();
-  auto exe = c.compile(text);
-  std::vector<pjrt::BufferPtr> bufs;
-  std::vector<PJRT_Buffer*> raw;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    bufs.push_back(c.from_host(ins[i].data(), PJRT_Buffer_Type_F32, dims[i]));
-    raw.push_back(bufs.back()->get());
-  }
-  auto outs = exe->execute(raw);
-  std::vector<std::vector<float>> r;
-  for (size_t i = 0; i < out_sizes.size(); ++i) {
-    r.emplace_back(out_sizes[i]);
-    outs[i]->to_host(r.back().data(), out_sizes[i] * 4);
-  }
-  return r;
-}
+using test_env::run_f32;
 
 const float kNaN = std::numeric_limits<float>::quiet_NaN();
 
@@ -50,10 +31,10 @@ TEST(OpsLinalg, AddmmBetaZeroIgnoresNaN) {
   Value alpha = b.param(Type{DType::F32, {}});
   Value r = b.reshape(ops::addmm(b, self, x, y, beta, alpha), {4});
   std::string text = b.finish({r});
-  auto out = run(text, {{kNaN, 1}, {1, 2, 3, 4}, {1, 0, 0, 1}, {0}, {2}}, {{2}, {2, 2}, {2, 2}, {}, {}}, {4});
+  auto out = run_f32(text, {{kNaN, 1}, {1, 2, 3, 4}, {1, 0, 0, 1}, {0}, {2}}, {{2}, {2, 2}, {2, 2}, {}, {}}, {4});
   EXPECT_EQ(out[0], (std::vector<float>{2, 4, 6, 8}));
   // The same program with beta != 0 adds the broadcast row (NaN included).
-  out = run(text, {{kNaN, 1}, {1, 2, 3, 4}, {1, 0, 0, 1}, {0.5f}, {1}}, {{2}, {2, 2}, {2, 2}, {}, {}}, {4});
+  out = run_f32(text, {{kNaN, 1}, {1, 2, 3, 4}, {1, 0, 0, 1}, {0.5f}, {1}}, {{2}, {2, 2}, {2, 2}, {}, {}}, {4});
   EXPECT_TRUE(std::isnan(out[0][0]));
   EXPECT_EQ(out[0][1], 2.5f);
   EXPECT_EQ(out[0][3], 4.5f);
@@ -66,7 +47,7 @@ TEST(OpsLinalg, Bf16ProductsAccumulateInF32) {
   Value x = b.convert(px, DType::BF16), y = b.convert(py, DType::BF16);
   Value r = b.reshape(b.convert(ops::mm(b, x, y), DType::F32), {1});
   // 256 * (1 + 2^-7) = 258: exact in bf16, but a bf16 running sum stalls at 256.
-  auto out = run(b.finish({r}), {std::vector<float>(256, 1), std::vector<float>(256, 1 + 1 / 128.f)},
+  auto out = run_f32(b.finish({r}), {std::vector<float>(256, 1), std::vector<float>(256, 1 + 1 / 128.f)},
                  {{1, 256}, {256, 1}}, {1});
   EXPECT_EQ(out[0][0], 258.f);
 }
@@ -79,7 +60,7 @@ TEST(OpsLinalg, AttentionCausalGqa) {
   Value v = b.param(Type{DType::F32, {1, 2, 1}});
   Value scale = b.param(Type{DType::F32, {}});
   auto r = ops::attention_forward(b, q, k, v, std::nullopt, scale, ops::AttentionSpec{true});
-  auto out = run(b.finish({b.reshape(r[0], {4}), b.reshape(r[1], {4})}), {{0, 1, 2, 0}, {0, 1}, {10, 20}, {1}},
+  auto out = run_f32(b.finish({b.reshape(r[0], {4}), b.reshape(r[1], {4})}), {{0, 1, 2, 0}, {0, 1}, {10, 20}, {1}},
                  {{2, 2, 1}, {1, 2, 1}, {1, 2, 1}, {}}, {4, 4});
   // Row 0 sees key 0 only; row 1 of head 0: scores (0, 1); of head 1: (0, 0).
   float p = 1 / (1 + std::exp(-1.f));
@@ -103,7 +84,7 @@ TEST(OpsLinalg, AttentionBackwardMatchesFiniteDifferences) {
     Value pm = b.param(Type{DType::F32, ms}), pg = b.param(Type{DType::F32, qs}), sc = b.param(Type{DType::F32, {}});
     auto r = ops::attention_forward(b, pq, pk, pv, pm, sc, ops::AttentionSpec{});
     Value loss = b.reduce(b.mul(r[0], pg), b.zero(DType::F32), {0, 1, 2}, "add");
-    return run(b.finish({b.reshape(loss, {1})}), {qq, k, v, mm, g, {0.8f}}, {qs, ks, ks, ms, qs, {}}, {1})[0][0];
+    return run_f32(b.finish({b.reshape(loss, {1})}), {qq, k, v, mm, g, {0.8f}}, {qs, ks, ks, ms, qs, {}}, {1})[0][0];
   };
   Builder b;
   Value pq = b.param(Type{DType::F32, qs}), pk = b.param(Type{DType::F32, ks}), pv = b.param(Type{DType::F32, ks});
@@ -111,7 +92,7 @@ TEST(OpsLinalg, AttentionBackwardMatchesFiniteDifferences) {
   auto fwd = ops::attention_forward(b, pq, pk, pv, pm, sc, ops::AttentionSpec{});
   auto grads =
       ops::attention_backward(b, pg, pq, pk, pv, pm, fwd[1], sc, ops::AttentionSpec{}, {true, false, false, true});
-  auto out = run(b.finish({b.reshape(grads[0], {6}), b.reshape(grads[1], {3})}), {q, k, v, mask, g, {0.8f}},
+  auto out = run_f32(b.finish({b.reshape(grads[0], {6}), b.reshape(grads[1], {3})}), {q, k, v, mask, g, {0.8f}},
                  {qs, ks, ks, ms, qs, {}}, {6, 3});
   const float h = 1e-2f;
   for (size_t i = 0; i < q.size(); ++i) {

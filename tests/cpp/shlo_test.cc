@@ -13,18 +13,7 @@ namespace {
 
 std::vector<float> run_f32(const std::string& text, const std::vector<std::vector<float>>& ins,
                            const std::vector<std::vector<int64_t>>& dims, size_t out_n) {
-  auto& c = test_env::client();
-  auto exe = c.compile(text);
-  std::vector<pjrt::BufferPtr> bufs;
-  std::vector<PJRT_Buffer*> raw;
-  for (size_t i = 0; i < ins.size(); ++i) {
-    bufs.push_back(c.from_host(ins[i].data(), PJRT_Buffer_Type_F32, dims[i]));
-    raw.push_back(bufs.back()->get());
-  }
-  auto outs = exe->execute(raw);
-  std::vector<float> out(out_n);
-  outs[0]->to_host(out.data(), out_n * 4);
-  return out;
+  return test_env::run_f32(text, ins, dims, {out_n})[0];
 }
 
 }  // namespace

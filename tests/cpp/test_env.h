@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <memory>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
 #include "pjrt/runtime.h"
 
@@ -17,6 +19,28 @@ inline pjrt::Client& client() {
     return std::make_unique<pjrt::Client>(std::make_shared<pjrt::Api>(path), pjrt::ClientOptions{});
   }();
   return *c;
+}
+
+// Compiles a program of f32 inputs, runs it, and returns each output
+// flattened (out_sizes: element count of each output read back).
+inline std::vector<std::vector<float>> run_f32(const std::string& text, const std::vector<std::vector<float>>& ins,
+                                               const std::vector<std::vector<int64_t>>& dims,
+                                               const std::vector<size_t>& out_sizes) {
+  auto& c = client();
+  auto exe = c.compile(text);
+  std::vector<pjrt::BufferPtr> bufs;
+  std::vector<PJRT_Buffer*> raw;
+  for (size_t i = 0; i < ins.size(); ++i) {
+    bufs.push_back(c.from_host(ins[i].data(), PJRT_Buffer_Type_F32, dims[i]));
+    raw.push_back(bufs.back()->get());
+  }
+  auto outs = exe->execute(raw);
+  std::vector<std::vector<float>> r;
+  for (size_t i = 0; i < out_sizes.size(); ++i) {
+    r.emplace_back(out_sizes[i]);
+    if (out_sizes[i]) outs[i]->to_host(r.back().data(), out_sizes[i] * 4);
+  }
+  return r;
 }
 
 }  // namespace test_env
