@@ -33,6 +33,7 @@
 #include <unordered_map>
 
 #include "aten/errors.h"
+#include "engine/checks.h"
 #include "aten/kernels.h"
 #include "aten/structured.h"
 #include "ops/elementwise.h"
@@ -110,29 +111,33 @@ std::optional<engine::Ref> storage_ref(const at::Tensor& idx) {
 
 // Checks lo <= idx < hi; fail(v) raises the op's error for a value v outside.
 // Device indices: bounds known for the whole storage suffice (a view holds a
-// subset); otherwise the view's [min, max] is read back (one wait) and, when
-// the view is its whole storage, remembered.
+// subset). Otherwise the view's [min, max] is computed on the device and
+// checked without waiting (engine/checks.h): the error is raised at the next
+// host read or synchronize, like a CUDA device-side assert, before any value
+// computed from the bad index can be seen. Debug mode checks at once.
 template <class F>
 void check_range(const at::Tensor& idx, int64_t lo, int64_t hi, F fail) {
   if (idx.numel() == 0) return;
-  Bounds bd;
   if (idx.device().is_cpu()) {
     at::Tensor l = idx.to(at::kLong);
-    bd = {l.min().item<int64_t>(), l.max().item<int64_t>()};
-  } else {
-    std::optional<engine::Ref> base = storage_ref(idx);
-    std::optional<Bounds> known = base ? known_bounds(*base) : std::nullopt;
-    if (known && known->min >= lo && known->max < hi) return;
-    engine::Ref r = op("index_bounds", {read(idx)}, shlo::Type{shlo::DType::S64, {2}},
-                       [](Builder& b, const Vals& in) { return Vals{ops::index_bounds(b, in[0])}; });
-    std::vector<int64_t> mm = fetch_i64(r);
-    bd = {mm[0], mm[1]};
-    bool whole = idx.is_contiguous() && idx.storage_offset() == 0 &&
-                 idx.numel() * static_cast<int64_t>(idx.element_size()) == static_cast<int64_t>(state_of(idx).nbytes);
-    if (base && whole) remember_bounds(*base, bd);
+    int64_t mn = l.min().item<int64_t>(), mx = l.max().item<int64_t>();
+    if (mn < lo) fail(mn);
+    if (mx >= hi) fail(mx);
+    return;
   }
-  if (bd.min < lo) fail(bd.min);
-  if (bd.max >= hi) fail(bd.max);
+  std::optional<engine::Ref> base = storage_ref(idx);
+  std::optional<Bounds> known = base ? known_bounds(*base) : std::nullopt;
+  if (known && known->min >= lo && known->max < hi) return;
+  engine::Ref r = op("index_bounds", {read(idx)}, shlo::Type{shlo::DType::S64, {2}},
+                     [](Builder& b, const Vals& in) { return Vals{ops::index_bounds(b, in[0])}; });
+  bool whole = idx.is_contiguous() && idx.storage_offset() == 0 &&
+               idx.numel() * static_cast<int64_t>(idx.element_size()) == static_cast<int64_t>(state_of(idx).nbytes);
+  std::optional<engine::Ref> keep = base && whole ? base : std::nullopt;
+  engine::defer_check(r, [lo, hi, fail, keep](const std::vector<int64_t>& mm) {
+    if (keep) remember_bounds(*keep, Bounds{mm[0], mm[1]});
+    if (mm[0] < lo) fail(mm[0]);
+    if (mm[1] >= hi) fail(mm[1]);
+  });
 }
 
 // Marks the index tensor `t` (just written by our op) as within [0, n) when
@@ -149,7 +154,7 @@ int64_t size_at(const at::Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.
 // The "index V is out of bounds for dimension D with size S" check (gather,
 // scatter, index_add: a RuntimeError on the CPU).
 void check_dim_range(const at::Tensor& idx, int64_t dim, int64_t size) {
-  check_range(idx, 0, size, [&](int64_t v) {
+  check_range(idx, 0, size, [=](int64_t v) {
     TORCH_CHECK(false, "index ", v, " is out of bounds for dimension ", dim, " with size ", size);
   });
 }
@@ -254,7 +259,7 @@ void index_copy_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t 
                      const at::Tensor& source) {
   dim = at::maybe_wrap_dim(dim, self.dim());
   int64_t size = size_at(self, dim);
-  check_range(index, 0, size, [&](int64_t v) {
+  check_range(index, 0, size, [=](int64_t v) {
     TORCH_CHECK_INDEX(false, "index_copy_(): index ", v, " is out of bounds for dimension ", dim, " with size ",
                       size);
   });
@@ -328,7 +333,7 @@ Expanded expand_indices(const at::Tensor& self, const c10::List<std::optional<at
   for (size_t i = 0; i < e.idx.size(); ++i) {
     if (e.checked[i]) continue;
     int64_t dim = e.dims[i], size = self.size(dim);
-    check_range(e.idx[i], -size, size, [&](int64_t v) {
+    check_range(e.idx[i], -size, size, [=](int64_t v) {
       TORCH_CHECK_INDEX(false, "index ", v, " is out of bounds for dimension ", dim, " with size ", size);
     });
   }
@@ -594,7 +599,7 @@ at::Tensor& index_fill_common(at::Tensor& self, int64_t dim, const at::Tensor& i
   TORCH_CHECK(index.dim() <= 1, "Index has to be a vector/scalar");
   dim = at::maybe_wrap_dim(dim, self.dim());
   int64_t size = size_at(self, dim);
-  check_range(index, -size, size, [&](int64_t v) {
+  check_range(index, -size, size, [=](int64_t v) {
     TORCH_CHECK_INDEX(false, "index ", v, " is out of bounds for dimension ", dim, " with size ", size);
   });
   if (self.numel() == 0 || index.numel() == 0) return self;
@@ -659,7 +664,7 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
               index.scalar_type());
   TORCH_CHECK_INDEX(!(self.numel() == 0 && index.numel() != 0), "take(): tried to take from an empty tensor");
   int64_t n = self.numel();
-  check_range(index, -n, n, [&](int64_t v) {
+  check_range(index, -n, n, [=](int64_t v) {
     TORCH_CHECK_INDEX(false, "out of range: tried to access index ", v, " on a tensor of ", n, " elements.");
   });
   resize_out(out, index.sizes(), self.scalar_type(), "take");

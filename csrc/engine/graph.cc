@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "engine/checks.h"
 #include "engine/mode.h"
 #include "engine/runtime.h"
 
@@ -214,24 +215,32 @@ void materialize(const std::vector<Ref>& refs) {
     return b.finish(outs);
   };
 
-  std::string what;
-  for (Node* n : order) {
-    if (n->key.rfind("view", 0) == 0 || n->key == "convert_scalar") continue;
-    if (!what.empty()) what += ", ";
-    what += n->key.substr(0, n->key.find('['));
-    if (what.size() > 200) break;
-  }
-  if (what.empty()) what = order.back()->key;
-  what = "'" + what + "' on inputs (";
-  for (size_t i = 0; i < params.size() && i < 8; ++i) what += (i ? ", " : "") + params[i].type().str();
-  what += ")";
+  // Names the ops and input types for error messages; built only on failure.
+  auto what = [&]() {
+    std::string w;
+    for (Node* n : order) {
+      if (n->key.rfind("view", 0) == 0 || n->key == "convert_scalar") continue;
+      if (!w.empty()) w += ", ";
+      w += n->key.substr(0, n->key.find('['));
+      if (w.size() > 200) break;
+    }
+    if (w.empty()) w = order.back()->key;
+    w = "'" + w + "' on inputs (";
+    for (size_t i = 0; i < params.size() && i < 8; ++i) w += (i ? ", " : "") + params[i].type().str();
+    return w + ")";
+  };
 
   Runtime& rt = Runtime::get();
   pjrt::ExecutablePtr exe = rt.executable(key, build, what);
   std::vector<PJRT_Buffer*> args;
   args.reserve(params.size());
   for (const Ref& p : params) args.push_back(p.node->buffers[p.index]->get());
-  std::vector<pjrt::BufferPtr> outs = exe->execute(args);
+  std::vector<pjrt::BufferPtr> outs;
+  try {
+    outs = exe->execute(args);
+  } catch (const pjrt::Error& e) {
+    throw pjrt::Error("running " + what() + " failed: " + e.what(), e.code());
+  }
   track_in_flight(outs);
   size_t k = 0;
   for (Node* t : targets) {
@@ -248,6 +257,7 @@ void materialize(const std::vector<Ref>& refs) {
 
 void synchronize() {
   flush();
+  run_checks();
   std::vector<std::weak_ptr<pjrt::Buffer>> pending;
   {
     std::lock_guard<std::mutex> g(g_flight_mu);
@@ -258,13 +268,15 @@ void synchronize() {
 }
 
 pjrt::BufferPtr buffer(const Ref& ref) {
-  if (!ref.node->materialized()) prepare_read(ref);
+  prepare_read(ref);  // also waits for queued strict-mode work touching ref
   return ref.node->buffers[ref.index];
 }
 
 void to_host(const Ref& ref, void* dst, size_t nbytes) {
   if (nbytes == 0) return;
-  buffer(ref)->to_host(dst, nbytes);
+  pjrt::BufferPtr b = buffer(ref);
+  run_checks();  // data computed from bad input is never shown
+  b->to_host(dst, nbytes);
 }
 
 }  // namespace engine

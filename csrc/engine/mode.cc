@@ -1,5 +1,7 @@
 #include "engine/mode.h"
 
+#include "engine/executor.h"
+
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
@@ -33,13 +35,13 @@ int64_t g_max_nodes = initial_max_nodes();
 Mode mode() { return t_has_mode ? t_mode : g_default; }
 
 void set_mode(Mode m) {
-  if (g_default == Mode::Fused && m != Mode::Fused) flush();
+  if (g_default != m) flush();
   g_default = m;
   t_has_mode = false;
 }
 
 void set_thread_mode(bool has, Mode m) {
-  if (mode() == Mode::Fused && (!has || m != Mode::Fused)) flush();
+  if (!has || m != mode()) flush();
   t_has_mode = has;
   t_mode = m;
 }
@@ -82,6 +84,7 @@ std::vector<Ref> take_pending() {
 }  // namespace
 
 void flush() {
+  drain();
   std::vector<Ref> refs = take_pending();
   reset_recorded_nodes();
   if (refs.empty()) return;
@@ -93,9 +96,14 @@ void flush() {
 }
 
 void prepare_read(const Ref& ref) {
+  drain();
   if (ref.node->materialized()) return;
   std::vector<Ref> refs = take_pending();
   reset_recorded_nodes();
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    ++g_flushes;
+  }
   refs.push_back(ref);
   materialize(refs);
 }
@@ -103,13 +111,15 @@ void prepare_read(const Ref& ref) {
 void commit(const std::shared_ptr<Slot>& slot) {
   switch (mode()) {
     case Mode::Debug:
+      drain();
       materialize({slot->value});
       buffer(slot->value)->await_ready("running an op");
       return;
     case Mode::Strict:
-      materialize({slot->value});
+      enqueue(slot->value);
       return;
     case Mode::Fused: {
+      raise_pending_error();
       bool over;
       {
         std::lock_guard<std::mutex> g(g_mu);

@@ -55,6 +55,9 @@ Runtime::Runtime() : cfg_(g_cfg) {
                          std::to_string(client_->api().minor()) + ";devices=" +
                          std::to_string(client_->device_count());
   for (const auto& [k, v] : client_->api().attributes()) identity += ";" + k + "=" + v;
+  // Compiler flags read by the plugins change the programs they build.
+  for (const char* var : {"XLA_FLAGS", "LIBTPU_INIT_ARGS"})
+    if (const char* v = std::getenv(var)) identity += std::string(";") + var + "=" + v;
   struct stat st;
   if (stat(cfg_.plugin_path.c_str(), &st) == 0)
     identity += ";plugin_size=" + std::to_string(st.st_size) + ";plugin_mtime=" + std::to_string(st.st_mtime);
@@ -112,7 +115,7 @@ void Runtime::log_recompile(const std::string& key) {
 }
 
 pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::function<std::string()>& build,
-                                        const std::string& what) {
+                                        const std::function<std::string()>& what) {
   {
     std::lock_guard<std::mutex> g(mu_);
     auto it = cache_.find(key);
@@ -143,7 +146,7 @@ pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::funct
   try {
     exe = client_->compile(text);
   } catch (const pjrt::Error& e) {
-    throw pjrt::Error(std::string("compiling ") + what + " failed: " + e.what() +
+    throw pjrt::Error("compiling " + what() + " failed: " + e.what() +
                           (std::getenv("TORCH_PJRT_DUMP_FAILED") ? "\n" + text : ""),
                       e.code());
   }

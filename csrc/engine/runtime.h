@@ -45,7 +45,7 @@ class Runtime {
 
   // Compiled program for a graph key; builds the module text only on a miss.
   pjrt::ExecutablePtr executable(const std::string& key, const std::function<std::string()>& build,
-                                 const std::string& what);
+                                 const std::function<std::string()>& what);
   CacheStats cache_stats();
   const std::string& cache_dir() const;
   void reset_cache_stats();

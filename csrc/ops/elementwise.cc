@@ -528,6 +528,21 @@ Value clamp(Builder& b, Value x, std::optional<Value> lo, std::optional<Value> h
   return r;
 }
 
+Value pow_special(Builder& b, Value x, double e) {
+  DType t = x.dtype();
+  Value u = up(b, x);
+  Value one = b.constant(u.dtype(), 1.0, u.shape());
+  Value r;
+  if (e == 2.0) r = b.mul(u, u);
+  else if (e == 3.0) r = b.mul(b.mul(u, u), u);
+  else if (e == 0.5) r = b.unary("sqrt", u);
+  else if (e == -0.5) r = b.unary("rsqrt", u);
+  else if (e == -1.0) r = b.div(one, u);
+  else if (e == -2.0) r = b.div(one, b.mul(u, u));
+  else throw std::invalid_argument("pow_special: exponent " + std::to_string(e) + " has no special form");
+  return down(b, r, t);
+}
+
 Value round_decimals(Builder& b, Value x, Value ten_pow, bool negative) {
   Value xu = up(b, x);
   Value p = fit(b, ten_pow, xu);

@@ -75,6 +75,9 @@ enum class Binary {
 const char* name(Binary op);
 // Same dtype as the operands, except logical_*: PRED.
 Value binary(Builder& b, Binary op, Value x, Value y);
+// x ** e for the exponents PyTorch's CPU kernel special-cases (2, 3, 0.5,
+// -0.5, -1, -2), as multiplies and roots; floating x.
+Value pow_special(Builder& b, Value x, double e);
 
 Value compare(Builder& b, shlo::Cmp dir, Value x, Value y);
 

@@ -387,15 +387,26 @@ def test_out_of_range_indices_raise(device_index):
 
 
 def test_out_of_range_messages():
+    # Device indices are checked on the device: the error comes at the next
+    # host read or synchronize (at once in debug mode), with CPU's message.
     x = torch.randn(4, 5, device=TPU)
     with pytest.raises(IndexError, match="index out of range in self"):
-        F.embedding(torch.tensor([10], device=TPU), x)
+        F.embedding(torch.tensor([10], device=TPU), x).cpu()
     with pytest.raises(IndexError, match="index 9 is out of bounds for dimension 0 with size 4"):
-        x[torch.tensor([1, 9], device=TPU)]
+        x[torch.tensor([1, 9], device=TPU)].cpu()
     with pytest.raises(RuntimeError, match="index 5 is out of bounds for dimension 1 with size 5"):
         x.gather(1, torch.tensor([[0, 5]], device=TPU))
+        torch.tpu.synchronize()
     with pytest.raises(IndexError, match="out of range"):
-        x.take(torch.tensor([-21], device=TPU))
+        x.take(torch.tensor([-21], device=TPU)).sum().item()
+    # a failed check is not remembered as a good index
+    bad = torch.tensor([10], device=TPU)
+    for _ in range(2):
+        with pytest.raises(IndexError, match="index out of range in self"):
+            F.embedding(bad, x).cpu()
+    # host indices are checked at the call, as on the CPU
+    with pytest.raises(IndexError):
+        x[torch.tensor([1, 9])]
 
 
 # ---------------------------------------------------------------- cat, stack, flip, roll, repeat, pad, tri

@@ -1,0 +1,56 @@
+// Deferred checks of device values (see checks.h).
+#include "engine/checks.h"
+
+#include <exception>
+#include <memory>
+#include <mutex>
+
+#include "engine/mode.h"
+
+namespace engine {
+
+namespace {
+
+struct Check {
+  std::shared_ptr<Slot> slot;  // launched like any stored value, in every mode
+  Verify verify;
+};
+
+std::mutex g_mu;
+std::vector<Check> g_checks;
+
+}  // namespace
+
+void defer_check(const Ref& value, Verify verify) {
+  auto slot = std::make_shared<Slot>();
+  slot->value = value;
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    g_checks.push_back(Check{slot, std::move(verify)});
+  }
+  commit(slot);
+  // Debug mode answers at once, on the line that caused it.
+  if (mode() == Mode::Debug) run_checks();
+}
+
+void run_checks() {
+  std::vector<Check> checks;
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    if (g_checks.empty()) return;
+    checks.swap(g_checks);
+  }
+  std::exception_ptr first;
+  for (Check& c : checks) {
+    try {
+      std::vector<int64_t> v(shlo::numel(c.slot->value.type().shape));
+      buffer(c.slot->value)->to_host(v.data(), v.size() * sizeof(int64_t));
+      c.verify(v);
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
+}
+
+}  // namespace engine

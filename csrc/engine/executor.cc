@@ -1,0 +1,123 @@
+// The strict mode's executor thread (see executor.h).
+#include "engine/executor.h"
+
+#include <atomic>
+#include <condition_variable>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+namespace engine {
+
+namespace {
+
+class Executor {
+ public:
+  void enqueue(const Ref& ref) {
+    std::unique_lock<std::mutex> l(mu_);
+    rethrow_locked();
+    start_locked();
+    // A bound keeps a Python loop from running arbitrarily far ahead of the
+    // device (and holding every queued graph alive).
+    space_.wait(l, [&] { return queue_.size() < kMaxQueued; });
+    queue_.push_back(ref);
+    has_work_.store(true, std::memory_order_release);
+    if (waiting_) work_.notify_one();
+  }
+
+  void drain() {
+    std::unique_lock<std::mutex> l(mu_);
+    idle_.wait(l, [&] { return queue_.empty() && !busy_; });
+    rethrow_locked();
+  }
+
+  void raise_pending_error() {
+    std::lock_guard<std::mutex> l(mu_);
+    rethrow_locked();
+  }
+
+  int64_t queued() {
+    std::lock_guard<std::mutex> l(mu_);
+    return static_cast<int64_t>(queue_.size()) + (busy_ ? 1 : 0);
+  }
+
+ private:
+  static constexpr size_t kMaxQueued = 1024;
+  static constexpr int kSpins = 200;
+
+  void rethrow_locked() {
+    if (!error_) return;
+    std::exception_ptr e = error_;
+    error_ = nullptr;
+    std::rethrow_exception(e);
+  }
+
+  void start_locked() {
+    if (started_) return;
+    started_ = true;
+    // Detached: the executor lives as long as the process (device buffers
+    // must outlive static destruction, see Runtime).
+    std::thread([this] { loop(); }).detach();
+  }
+
+  void loop() {
+    for (;;) {
+      Ref ref;
+      bool skip;
+      // Ops from a Python loop arrive a few microseconds apart: polling
+      // briefly before sleeping spares the dispatching thread a futex wake
+      // per op.
+      for (int spin = 0; spin < kSpins && !has_work_.load(std::memory_order_acquire); ++spin)
+        std::this_thread::yield();
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        waiting_ = true;
+        work_.wait(l, [&] { return !queue_.empty(); });
+        waiting_ = false;
+        ref = std::move(queue_.front());
+        queue_.pop_front();
+        has_work_.store(!queue_.empty(), std::memory_order_release);
+        busy_ = true;
+        skip = static_cast<bool>(error_);
+        space_.notify_one();
+      }
+      if (!skip) {
+        try {
+          materialize({ref});
+        } catch (...) {
+          std::lock_guard<std::mutex> l(mu_);
+          if (!error_) error_ = std::current_exception();
+        }
+      }
+      ref = Ref();  // may free the graph behind it: outside the lock
+      std::lock_guard<std::mutex> l(mu_);
+      busy_ = false;
+      if (queue_.empty()) idle_.notify_all();
+    }
+  }
+
+  std::mutex mu_;
+  std::condition_variable work_, idle_, space_;
+  std::deque<Ref> queue_;
+  bool busy_ = false;
+  bool waiting_ = false;  // the executor sleeps on work_
+  std::atomic<bool> has_work_{false};
+  bool started_ = false;
+  std::exception_ptr error_;
+};
+
+// Leaked on purpose, like the runtime: the thread never exits.
+Executor& executor() {
+  static Executor* e = new Executor();
+  return *e;
+}
+
+}  // namespace
+
+void enqueue(const Ref& ref) { executor().enqueue(ref); }
+void drain() { executor().drain(); }
+void raise_pending_error() { executor().raise_pending_error(); }
+int64_t queued() { return executor().queued(); }
+
+}  // namespace engine

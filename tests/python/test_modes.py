@@ -1,0 +1,173 @@
+"""The three eager modes: same results, where errors surface, thread-local
+selection, the fused mode's flushes and the strict mode's launch queue."""
+import threading
+
+import pytest
+import torch
+
+import torch_pjrt
+from conftest import TPU, assert_close
+
+MODES = ["debug", "strict", "fused"]
+
+
+def failing(x):
+    return torch.ops.torch_pjrt._failing_op(x)
+
+
+@pytest.fixture
+def restore_mode():
+    before = torch_pjrt.get_eager_mode()
+    yield
+    torch_pjrt.set_eager_mode(before)
+
+
+def small_program(x, w):
+    h = torch.relu(x @ w + 0.5)
+    h[:, 0] = h.sum(1)  # an in-place write through a view
+    return torch.softmax(h * 2, dim=-1).mean(0)
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_modes_agree_with_cpu(mode, restore_mode):
+    x, w = torch.randn(8, 16), torch.randn(16, 4)
+    torch_pjrt.set_eager_mode(mode)
+    out = small_program(x.to(TPU), w.to(TPU))
+    assert_close(out, small_program(x, w))
+
+
+def test_strict_error_is_sticky_until_next_sync(restore_mode):
+    torch_pjrt.set_eager_mode("strict")
+    x = torch.randn(4, device=TPU)
+    y = failing(x)  # queued: returns before the program is even compiled
+    with pytest.raises(RuntimeError, match="failing_op"):
+        torch.tpu.synchronize()
+    # raised once, then cleared: the process keeps working
+    torch.tpu.synchronize()
+    assert_close(x * 3, x.cpu() * 3)
+    # the failed value stays failed when read
+    with pytest.raises(RuntimeError, match="failing_op"):
+        y.cpu()
+    assert_close(x + 1, x.cpu() + 1)
+
+
+def test_strict_error_raises_at_next_dispatch_or_read(restore_mode):
+    torch_pjrt.set_eager_mode("strict")
+    x = torch.randn(4, device=TPU)
+    failing(x)
+    with pytest.raises(RuntimeError, match="failing_op"):
+        # whichever comes first after the executor has failed: a dispatch or the read
+        for _ in range(1000):
+            x = x + 1
+        x.cpu()
+    assert_close(torch.ones(3, device=TPU) * 2, torch.full((3,), 2.0))
+
+
+def test_debug_mode_raises_on_the_failing_line(restore_mode):
+    torch_pjrt.set_eager_mode("debug")
+    x = torch.randn(4, device=TPU)
+    with pytest.raises(RuntimeError, match=r"failing_op.*4xf32"):
+        failing(x)
+    assert_close(x - 1, x.cpu() - 1)
+
+
+def test_fused_mode_raises_at_sync(restore_mode):
+    torch_pjrt.set_eager_mode("fused")
+    x = torch.randn(4, device=TPU)
+    y = failing(x)
+    with pytest.raises(RuntimeError, match="failing_op"):
+        torch.tpu.synchronize()
+    del y
+    torch.tpu.synchronize()
+    assert_close(x * 2, x.cpu() * 2)
+
+
+def test_fused_mode_defers_until_the_host_needs_data(restore_mode):
+    torch_pjrt.set_eager_mode("fused")
+    torch.tpu.synchronize()
+    before = torch_pjrt.fused_stats()["flushes"]
+    x = torch.randn(64, device=TPU)
+    for _ in range(20):
+        x = torch.sin(x) * 0.5 + 0.1
+    assert torch_pjrt.fused_stats()["flushes"] == before  # nothing ran yet
+    assert torch_pjrt.fused_stats()["pending_nodes"] > 20
+    ref = x.cpu()
+    assert torch_pjrt.fused_stats()["flushes"] == before + 1  # one program for all of it
+    y = x.cpu().clone()
+    for _ in range(20):
+        y = torch.sin(y) * 0.5 + 0.1
+    x2 = x
+    for _ in range(20):
+        x2 = torch.sin(x2) * 0.5 + 0.1
+    assert_close(x2, y)
+    assert ref.shape == (64,)
+
+
+def test_fused_size_bound_flushes(restore_mode):
+    torch_pjrt.set_eager_mode("fused")
+    torch.tpu.synchronize()
+    old = torch_pjrt.fused_stats()["max_nodes"]
+    torch_pjrt._C._set_fused_max_nodes(10)
+    try:
+        before = torch_pjrt.fused_stats()["flushes"]
+        x = torch.zeros(8, device=TPU)
+        for _ in range(50):
+            x += 1
+        assert torch_pjrt.fused_stats()["flushes"] > before
+        assert_close(x, torch.full((8,), 50.0))
+    finally:
+        torch_pjrt._C._set_fused_max_nodes(old)
+
+
+def test_eager_mode_context_is_thread_local(restore_mode):
+    torch_pjrt.set_eager_mode("strict")
+    seen = {}
+
+    def other():
+        seen["other"] = torch_pjrt.get_eager_mode()
+
+    with torch_pjrt.eager_mode("fused"):
+        assert torch_pjrt.get_eager_mode() == "fused"
+        t = threading.Thread(target=other)
+        t.start()
+        t.join()
+        x = torch.randn(5, device=TPU)
+        y = (x * 2).cpu()
+    assert torch_pjrt.get_eager_mode() == "strict"
+    assert seen["other"] == "strict"
+    assert_close(y, x.cpu() * 2)
+
+
+def test_strict_queue_from_several_threads(restore_mode):
+    torch_pjrt.set_eager_mode("strict")
+    xs = [torch.randn(32, device=TPU) for _ in range(4)]
+    results, errors = {}, []
+
+    def work(i):
+        try:
+            v = xs[i]
+            for _ in range(200):
+                v = v * 0.999 + 0.001
+            results[i] = v
+        except Exception as e:  # pragma: no cover - reported below
+            errors.append(e)
+
+    threads = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert not errors
+    for i in range(4):
+        ref = xs[i].cpu()
+        for _ in range(200):
+            ref = ref * 0.999 + 0.001
+        assert_close(results[i], ref)
+
+
+def test_in_place_chain_then_read_sees_every_update(restore_mode):
+    torch_pjrt.set_eager_mode("strict")
+    x = torch.zeros(16, device=TPU)
+    for i in range(300):
+        x.add_(i)
+    assert x[0].item() == sum(range(300))
