@@ -2,7 +2,12 @@
 the tpu device (thin wrappers over torch.amp, which is the API to prefer)."""
 import torch
 
-__all__ = ["autocast", "custom_bwd", "custom_fwd", "GradScaler"]
+__all__ = ["amp_definitely_not_available", "autocast", "custom_bwd", "custom_fwd", "GradScaler"]
+
+
+def amp_definitely_not_available() -> bool:
+    from . import _C
+    return not _C._is_available()
 
 
 class autocast(torch.amp.autocast):

@@ -218,7 +218,7 @@ def test_autocast_availability_and_default_dtype():
 
 def test_torch_tpu_amp_helpers():
     import torch.tpu.amp as tamp
-    assert torch.tpu.amp is tamp
+    assert torch.tpu.amp is tamp and not tamp.amp_definitely_not_available()
     with tamp.autocast(dtype=torch.bfloat16):
         assert torch.is_autocast_enabled("tpu")
         out = torch.mm(r(2, 3).to(TPU), r(3, 2).to(TPU))
