@@ -96,6 +96,7 @@ at::Tensor empty_memory_format(c10::SymIntArrayRef size, std::optional<at::Scala
                                std::optional<at::MemoryFormat> memory_format) {
   at::ScalarType st = dtype.value_or(at::get_default_dtype_as_scalartype());
   check_dtype(st);
+  check_f64(st);
   c10::Device dev = device_or_current(device);
   check_device(dev);
   c10::DeviceGuard guard(dev);
@@ -108,6 +109,7 @@ at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
                          std::optional<at::Device> device, std::optional<bool> pin_memory) {
   at::ScalarType st = dtype.value_or(at::get_default_dtype_as_scalartype());
   check_dtype(st);
+  check_f64(st);
   c10::Device dev = device_or_current(device);
   check_device(dev);
   c10::DeviceGuard guard(dev);
@@ -118,9 +120,21 @@ at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
 
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
   shlo::DType d = to_shlo(self.scalar_type());
-  engine::Ref s = value.isFloatingPoint() ? engine::scalar(shlo::DType::F64, value.toDouble())
-                  : value.isBoolean()     ? engine::scalar(shlo::DType::PRED, value.toBool())
-                                          : engine::scalar_i64(value.toLong());
+  engine::Ref s;
+  if (value.isComplex()) {
+    c10::complex<double> z = value.toComplexDouble();
+    if (shlo::is_complex(d)) {
+      s = complex_scalar(z, d);
+    } else {
+      // Like the CPU: a real tensor takes a complex value only without an imaginary part.
+      TORCH_CHECK(z.imag() == 0, "value cannot be converted to type ", self.scalar_type(), " without overflow");
+      s = engine::scalar(wide_float(), z.real());
+    }
+  } else {
+    s = value.isFloatingPoint() ? engine::scalar(wide_float(), value.toDouble())
+        : value.isBoolean()     ? engine::scalar(shlo::DType::PRED, value.toBool())
+                                : engine::scalar_i64(value.toLong());
+  }
   write(self, broadcast(cast(s, d), shape_of(self.sizes())));
   return self;
 }
@@ -181,7 +195,7 @@ at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
     // f32 results compute in f64 (see ops::linspace), half types in f32.
     shlo::DType c = std::is_same_v<scalar_t, at::Half> || std::is_same_v<scalar_t, at::BFloat16>
                         ? shlo::DType::F32
-                        : shlo::DType::F64;
+                        : wide_float();
     p = {range_scalar(static_cast<double>(s), c), range_scalar(static_cast<double>(e), c),
          range_scalar(static_cast<double>(step), c)};
   });
@@ -202,7 +216,7 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
   TORCH_CHECK(!out.is_complex(), "logspace is not supported for complex tensors on the tpu device");
   RangeParams p;
   shlo::DType d = to_shlo(out.scalar_type());
-  shlo::DType c = d == shlo::DType::F64 || !shlo::is_float(d) ? shlo::DType::F64 : shlo::DType::F32;
+  shlo::DType c = d == shlo::DType::F64 || !shlo::is_float(d) ? wide_float() : shlo::DType::F32;
   // Mirrors PyTorch's CPU kernel: start and end in the result type, the
   // exponent step in f64.
   AT_DISPATCH_ALL_TYPES_AND2(at::kHalf, at::kBFloat16, out.scalar_type(), "logspace_tpu", [&] {

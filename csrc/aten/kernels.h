@@ -612,4 +612,13 @@ at::Tensor view_as_real(const at::Tensor& self);
 at::Tensor _grouped_mm(const at::Tensor& a, const at::Tensor& b, const std::optional<at::Tensor>& offs,
                        const std::optional<at::Tensor>& bias, std::optional<at::ScalarType> out_dtype);
 
+// ---- amp: GradScaler's native ops (kernels_amp.cc)
+void _amp_foreach_non_finite_check_and_unscale_(at::TensorList self, at::Tensor& found_inf,
+                                                const at::Tensor& inv_scale);
+at::Tensor& _amp_update_scale_(at::Tensor& self, at::Tensor& growth_tracker, const at::Tensor& found_inf,
+                               double growth_factor, double backoff_factor, int64_t growth_interval);
+at::Tensor _prelu_kernel(const at::Tensor& self, const at::Tensor& weight);
+std::tuple<at::Tensor, at::Tensor> _prelu_kernel_backward(const at::Tensor& grad, const at::Tensor& self,
+                                                          const at::Tensor& weight);
+
 }  // namespace tpu

@@ -9,6 +9,7 @@
 #include "aten/device.h"
 #include "aten/errors.h"
 #include "aten/fallback.h"
+#include "aten/tensor.h"
 #include "engine/graph.h"
 #include "engine/mode.h"
 #include "engine/runtime.h"
@@ -92,4 +93,7 @@ PYBIND11_MODULE(_C, m) {
                     py::arg("max_nodes") = s.max_nodes);
   });
   m.def("_set_fused_max_nodes", &engine::set_fused_max_nodes);
+  // Test hook: apply another platform's dtype rules (e.g. "tpu": no float64); "" restores.
+  m.def("_set_platform_override", &tpu::set_platform_override);
+  m.def("_f64_supported", &tpu::f64_supported);
 }

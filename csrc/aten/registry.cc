@@ -623,6 +623,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("convolution_overrideable", &convolution_overrideable);
   m.impl("view_as_complex", &view_as_complex);
   m.impl("view_as_real", &view_as_real);
+
+  // ---- amp: GradScaler's native ops (kernels_amp.cc; autocast kernels are in autocast.cc)
+  m.impl("_amp_foreach_non_finite_check_and_unscale_", &_amp_foreach_non_finite_check_and_unscale_);
+  m.impl("_amp_update_scale_", &_amp_update_scale_);
+  m.impl("_prelu_kernel", &_prelu_kernel);
+  m.impl("_prelu_kernel_backward", &_prelu_kernel_backward);
 }
 
 }  // namespace tpu

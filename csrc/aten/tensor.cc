@@ -1,7 +1,12 @@
 #include "aten/tensor.h"
 
+#include <atomic>
+#include <cctype>
+#include <mutex>
+
 #include "aten/errors.h"
 #include "engine/mode.h"
+#include "engine/runtime.h"
 #include "ops/elementwise.h"
 #include "ops/view.h"
 
@@ -57,6 +62,52 @@ at::ScalarType to_torch(shlo::DType t) {
     case D::C128: return at::kComplexDouble;
   }
   return at::kFloat;
+}
+
+namespace {
+std::mutex g_platform_mu;
+std::string g_platform_override;
+std::atomic<int> g_f64{-1};  // -1: not yet known
+}  // namespace
+
+bool f64_supported() {
+  int v = g_f64.load(std::memory_order_relaxed);
+  if (v >= 0) return v;
+  std::string p;
+  {
+    std::lock_guard<std::mutex> g(g_platform_mu);
+    p = g_platform_override;
+  }
+  if (p.empty()) p = guarded("starting the PJRT runtime", [] { return &engine::Runtime::get(); })->client().platform();
+  for (char& c : p) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  v = p != "tpu";
+  g_f64.store(v, std::memory_order_relaxed);
+  return v;
+}
+
+void set_platform_override(const std::string& platform) {
+  std::lock_guard<std::mutex> g(g_platform_mu);
+  g_platform_override = platform;
+  g_f64.store(-1, std::memory_order_relaxed);
+}
+
+void check_f64(at::ScalarType t) {
+  if (t != at::kDouble && t != at::kComplexDouble) return;
+  TORCH_CHECK_TYPE(f64_supported(), t == at::kDouble ? "float64 is not supported on TPU; use float32"
+                                                     : "complex128 is not supported on TPU; use complex64");
+}
+
+shlo::DType wide_float() { return f64_supported() ? shlo::DType::F64 : shlo::DType::F32; }
+
+engine::Ref complex_scalar(c10::complex<double> v, shlo::DType d) {
+  TORCH_CHECK(shlo::is_complex(d), "internal: complex_scalar of a real dtype");
+  shlo::DType part = d == shlo::DType::C64 ? shlo::DType::F32 : shlo::DType::F64;
+  // Two real operands joined on the device: the values stay out of the key.
+  return op(std::string("complex_scalar:") + shlo::dtype_name(d),
+            {engine::scalar(part, v.real()), engine::scalar(part, v.imag())}, shlo::Type{d, {}},
+            [d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+              return std::vector<shlo::Value>{b.op1("stablehlo.complex", {in[0], in[1]}, shlo::Type{d, {}})};
+            });
 }
 
 shlo::Type type_of(const at::Tensor& t) { return shlo::Type{to_shlo(t.scalar_type()), shape_of(t.sizes())}; }
@@ -144,14 +195,19 @@ engine::Ref read(const at::Tensor& t) {
     TORCH_CHECK(t.dim() == 0,
                 "Expected all tensors to be on the same device, but found at least two devices, tpu and cpu!");
     shlo::DType d = to_shlo(t.scalar_type());
-    if (t.is_floating_point()) return engine::scalar(d, t.item<double>());
+    // A float64 / complex128 scalar (a Python number) is narrowed where the
+    // device has no f64: it only ever meets narrower tpu tensors there.
+    if (t.is_complex())
+      return complex_scalar(t.item<c10::complex<double>>(),
+                            d == shlo::DType::C128 && !f64_supported() ? shlo::DType::C64 : d);
+    if (t.is_floating_point()) return engine::scalar(d == shlo::DType::F64 ? wide_float() : d, t.item<double>());
     if (t.scalar_type() == at::kBool) return engine::scalar(d, t.item<bool>() ? 1 : 0);
     if (d == shlo::DType::S64) return engine::scalar_i64(t.item<int64_t>());
-    TORCH_CHECK(!t.is_complex(), "complex scalars are not supported on the tpu device");
     return engine::scalar(d, static_cast<double>(t.item<int64_t>()));
   }
   TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1,
               "Expected all tensors to be on the same device, but found tpu and ", t.device());
+  check_f64(t.scalar_type());
   shlo::DType d = to_shlo(t.scalar_type());
   StorageState& s = state_of(t);
   int64_t n = elems_of(s, d);

@@ -27,6 +27,17 @@ StorageState& state_of(const at::Tensor& t);
 shlo::DType to_shlo(at::ScalarType t);
 at::ScalarType to_torch(shlo::DType t);
 
+// Whether the device holds float64 / complex128 (XLA:CPU and GPUs do, TPUs
+// do not). The platform can be overridden to test the TPU rules anywhere.
+bool f64_supported();
+void set_platform_override(const std::string& platform);  // "" restores the plugin's
+// A clear TypeError for float64 / complex128 where the device lacks them.
+void check_f64(at::ScalarType t);
+// The floating dtype for host-side wide scalars: F64, or F32 where f64 is unsupported.
+shlo::DType wide_float();
+// A complex scalar operand of complex dtype d (C64 or C128).
+engine::Ref complex_scalar(c10::complex<double> v, shlo::DType d);
+
 // The tensor's value: shape t.sizes(), dtype t.scalar_type(). A 0-d CPU
 // tensor (a Python scalar) becomes a 0-d operand; any other CPU tensor is
 // a device mismatch error.

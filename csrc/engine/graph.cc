@@ -68,6 +68,11 @@ Ref cached_scalar(shlo::DType dtype, T v) {
   return r;
 }
 
+template <typename T>
+T wrap_unsigned(double v) {
+  return v < 0 ? static_cast<T>(static_cast<int64_t>(v)) : static_cast<T>(v);
+}
+
 }  // namespace
 
 Ref scalar(shlo::DType dtype, double v) {
@@ -79,11 +84,17 @@ Ref scalar(shlo::DType dtype, double v) {
     case D::S32: return cached_scalar<int32_t>(dtype, static_cast<int32_t>(v));
     case D::S64: return cached_scalar<int64_t>(dtype, static_cast<int64_t>(v));
     case D::U8: return cached_scalar<uint8_t>(dtype, static_cast<uint8_t>(v));
+    // Negative values wrap like integer conversions (through int64).
+    case D::U16: return cached_scalar<uint16_t>(dtype, wrap_unsigned<uint16_t>(v));
+    case D::U32: return cached_scalar<uint32_t>(dtype, wrap_unsigned<uint32_t>(v));
+    case D::U64: return cached_scalar<uint64_t>(dtype, wrap_unsigned<uint64_t>(v));
     case D::F32: return cached_scalar<float>(dtype, static_cast<float>(v));
     case D::F64: return cached_scalar<double>(dtype, v);
     default: {
-      // f16 / bf16 / others: make an f32 or f64 scalar and convert on device.
-      Ref wide = cached_scalar<double>(D::F64, v);
+      // f16 / bf16 / complex: an f32 scalar (f64 for complex128) converted
+      // on device; f32 keeps it free of f64, which TPUs lack.
+      Ref wide = dtype == D::C128 ? cached_scalar<double>(D::F64, v)
+                                  : cached_scalar<float>(D::F32, static_cast<float>(v));
       return record1("convert_scalar", {wide}, shlo::Type{dtype, {}},
                      [dtype](shlo::Builder& b, const std::vector<shlo::Value>& in) {
                        return std::vector<shlo::Value>{b.convert(in[0], dtype)};

@@ -287,8 +287,10 @@ Value halves(Builder& b, Value start, Value end, Value step, int64_t steps, DTyp
 Value linspace(Builder& b, Value start, Value end, Value step, int64_t steps, DType out) {
   // Floats compute in their own type (PyTorch's step_t is scalar_t);
   // integers in f64, truncated at the end.
+  // `wide`: f64, or f32 where the device has no f64 (the caller's operands say which).
+  DType wide = start.dtype() == DType::F64 ? DType::F64 : DType::F32;
   if (!shlo::is_float(out)) {
-    Value v = halves(b, start, end, step, steps, DType::F64, [](Value x) { return x; });
+    Value v = halves(b, start, end, step, steps, wide, [](Value x) { return x; });
     return convert(b, v, out);
   }
   if (out == DType::F32) {
@@ -296,7 +298,7 @@ Value linspace(Builder& b, Value start, Value end, Value step, int64_t steps, DT
     // multiply-add; f64 reproduces it: the product of two f32 values is
     // exact there, and only the sum rounds (twice, which almost never
     // matters).
-    Value v = halves(b, start, end, step, steps, DType::F64,
+    Value v = halves(b, start, end, step, steps, wide,
                      [&](Value x) { return x; }, /*index_dtype=*/DType::F32);
     return b.convert(v, out);
   }
@@ -307,8 +309,9 @@ Value linspace(Builder& b, Value start, Value end, Value step, int64_t steps, DT
 
 Value logspace(Builder& b, Value start, Value end, Value step, Value base, int64_t steps, DType out) {
   // PyTorch computes exponents and powers in f64; we do for f64 and integer
-  // results, and in f32 for narrower floats (TPUs lack fast f64).
-  DType c = out == DType::F64 || !shlo::is_float(out) ? DType::F64 : DType::F32;
+  // results, and in f32 for narrower floats (TPUs lack fast f64) or where
+  // the caller's operands are f32 (no f64 at all).
+  DType c = (out == DType::F64 || !shlo::is_float(out)) && start.dtype() == DType::F64 ? DType::F64 : DType::F32;
   Value e = halves(b, start, end, step, steps, c, [](Value x) { return x; });
   Value v = b.binary("power", b.broadcast_to(b.convert(base, c), {steps}), e);
   return convert(b, v, out);

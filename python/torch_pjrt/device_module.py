@@ -1,9 +1,13 @@
 """torch.tpu: the device module, shaped like torch.cuda."""
 import contextlib
+import sys
 
 import torch
 
 from . import _C
+from . import amp  # noqa: F401  (torch.tpu.amp, like torch.cuda.amp)
+
+sys.modules.setdefault("torch.tpu.amp", amp)
 
 
 def is_available() -> bool:

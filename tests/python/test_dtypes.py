@@ -1,0 +1,172 @@
+"""Real and complex dtypes on the tpu: bfloat16 / float16 models end to end
+against the CPU, float64 where the plugin has it (and a clear error on TPU
+platforms, which lack it), and complex Python scalars as native operands."""
+import copy
+
+import pytest
+import torch
+
+import torch_pjrt
+from conftest import TPU, assert_close, check
+
+
+@pytest.fixture(autouse=True)
+def _no_fallback():
+    torch_pjrt.reset_fallback_stats()
+    yield
+    assert torch_pjrt.fallback_stats() == {}
+
+
+# ---- bfloat16 / float16 models
+
+
+def llama():
+    transformers = pytest.importorskip("transformers")
+    cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                                   num_key_value_heads=2, vocab_size=256, max_position_embeddings=128,
+                                   pad_token_id=0)
+    return transformers.LlamaForCausalLM(cfg)
+
+
+# Logit tolerances: a few roundings of the dtype, relative to logits of size ~1.
+MODEL_TOL = {torch.bfloat16: 6e-2, torch.float16: 8e-3}
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_llama_in_low_precision_matches_cpu(dtype):
+    model = llama().eval().to(dtype)
+    tmodel = copy.deepcopy(model).to(TPU)
+    ids = torch.randint(1, 256, (2, 10))
+    mask = torch.ones_like(ids)
+    mask[1, :3] = 0  # left padding on the second row
+    tol = MODEL_TOL[dtype]
+    with torch.no_grad():
+        ref = model(ids, attention_mask=mask).logits
+        out = tmodel(ids.to(TPU), attention_mask=mask.to(TPU)).logits
+    assert out.dtype == dtype
+    assert (out.cpu().float() - ref.float()).abs().max().item() < tol
+    gen = tmodel.generate(ids[:1].to(TPU), max_new_tokens=10, do_sample=False).cpu()
+    assert gen.shape == (1, 20)
+    # Greedy decoding may break near-ties differently: every token the tpu
+    # chose must be the CPU's best within the tolerance, given the same prefix.
+    with torch.no_grad():
+        steps = model(gen).logits[0, 9:-1].float()
+    chosen = steps.gather(1, gen[0, 10:, None])[:, 0]
+    assert (steps.max(1).values - chosen).max().item() <= tol
+
+
+@pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
+def test_low_precision_mlp_training_matches_cpu(dtype):
+    m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.SiLU(), torch.nn.Linear(16, 4)).to(dtype)
+    tm = copy.deepcopy(m).to(TPU)
+    x = torch.randn(6, 8, dtype=dtype)
+    loss = m(x).float().pow(2).mean()
+    loss.backward()
+    tloss = tm(x.to(TPU)).float().pow(2).mean()
+    tloss.backward()
+    assert_close(tloss, loss, atol=1e-2, rtol=1e-2)
+    for p, tp in zip(m.parameters(), tm.parameters()):
+        assert tp.grad.dtype == dtype
+        assert_close(tp.grad, p.grad, atol=5e-2 if dtype == torch.bfloat16 else 5e-3, rtol=3e-2)
+
+
+# ---- float64
+
+
+def test_float64_ops_match_cpu():
+    assert torch_pjrt._C._f64_supported()  # XLA:CPU holds f64
+    a, b = torch.randn(5, 7, dtype=torch.float64), torch.randn(7, 3, dtype=torch.float64)
+    check(torch.mm, a, b)
+    check(lambda x: (x.exp() * 0.37 + 1e-12).sum(1), a)
+    check(lambda x: x.t()[1:4].softmax(-1), a)
+    check(lambda x: x.float(), a)
+    check(lambda x: x.double(), torch.randn(4))
+    t = torch.full((3,), 1 / 3, dtype=torch.float64, device=TPU)
+    assert_close(t, torch.full((3,), 1 / 3, dtype=torch.float64), atol=0, rtol=0)
+    lin = torch.linspace(0, 1, 7, dtype=torch.float64, device=TPU)
+    assert_close(lin, torch.linspace(0, 1, 7, dtype=torch.float64), atol=0, rtol=0)
+    z = torch.randn(4, dtype=torch.complex128)
+    check(lambda v: v * (1 - 2j), z)
+
+
+@pytest.fixture
+def tpu_platform():
+    """Applies the TPU platform's dtype rules on whatever plugin is loaded."""
+    torch_pjrt._C._set_platform_override("tpu")
+    try:
+        yield
+    finally:
+        torch_pjrt._C._set_platform_override("")
+
+
+def test_float64_is_a_clear_error_on_tpu(tpu_platform):
+    assert not torch_pjrt._C._f64_supported()
+    x = torch.randn(3, dtype=torch.float64)
+    for make in [lambda: x.to(TPU), lambda: torch.zeros(3, dtype=torch.float64, device=TPU),
+                 lambda: torch.ones(2, device=TPU).double(), lambda: torch.arange(3.0, dtype=torch.float64, device=TPU),
+                 lambda: torch.tensor([1.0, 2.0], dtype=torch.float64, device=TPU),
+                 lambda: torch.empty_strided((2, 2), (1, 2), dtype=torch.float64, device=TPU)]:
+        with pytest.raises(TypeError, match="float64 is not supported on TPU; use float32"):
+            make()
+    with pytest.raises(TypeError, match="complex128 is not supported on TPU; use complex64"):
+        torch.zeros(2, dtype=torch.complex128, device=TPU)
+
+
+def test_tpu_rules_keep_float32_work_free_of_float64(tpu_platform):
+    # Python floats (float64 on the host) still work as operands, fills and
+    # range bounds of float32 / bfloat16 / integer / complex64 tensors.
+    x = torch.randn(4, 5)
+    check(lambda v: v * 0.37 + 1.5, x)
+    check(lambda v: v.to(torch.bfloat16) * 0.1, x)
+    check(lambda v: torch.where(v > 0, v, 2.5), x)
+    check(lambda v: v.fill_(1 / 3), x.clone())
+    check(lambda v: v.fill_(2.7), torch.zeros(3, dtype=torch.int32))
+    check(lambda v: v * (0.5 + 1j), torch.randn(3, dtype=torch.complex64))
+    for dt in [torch.float32, torch.bfloat16, torch.int64]:
+        assert_close(torch.linspace(-2, 3, 9, dtype=dt, device=TPU), torch.linspace(-2, 3, 9, dtype=dt),
+                     atol=1e-6 if dt == torch.float32 else None, rtol=1e-6 if dt == torch.float32 else None)
+    assert_close(torch.logspace(0, 2, 5, device=TPU), torch.logspace(0, 2, 5), atol=1e-4, rtol=1e-5)
+    assert_close(torch.full((2,), 0.1, device=TPU), torch.full((2,), 0.1))
+    assert_close(torch.full((2,), 7, dtype=torch.uint8, device=TPU), torch.full((2,), 7, dtype=torch.uint8))
+
+
+# ---- complex scalars
+
+
+def test_complex_fill_full_and_setitem():
+    check(lambda t: t.fill_(1 + 2j), torch.randn(3, 4, dtype=torch.complex64))
+    check(lambda t: t.t().fill_(-0.5j), torch.randn(3, 4, dtype=torch.complex64))
+    check(lambda t: t.fill_(2.5), torch.randn(3, dtype=torch.complex64))
+    check(lambda t: t.fill_(3 + 0j), torch.randn(3))
+    for dt in [None, torch.complex64, torch.complex128]:
+        assert_close(torch.full((2, 3), 1j, dtype=dt, device=TPU), torch.full((2, 3), 1j, dtype=dt))
+    assert_close(torch.full((2,), 1j, device=TPU).dtype, torch.complex64)
+
+    def setitem(t):
+        t[1] = 3j
+        t[:, 0] = 1 - 1j
+        t[t.real > 0.5] = -2j
+        return t
+    check(setitem, torch.randn(3, 4, dtype=torch.complex64))
+    with pytest.raises(RuntimeError, match="cannot be converted"):
+        torch.zeros(2, device=TPU).fill_(1 + 2j)
+
+
+def test_complex_scalar_arithmetic():
+    z = torch.randn(3, 4, dtype=torch.complex64)
+    check(lambda t: t * 2j, z)
+    check(lambda t: 2j * t + (1 - 0.5j), z)
+    check(lambda t: t - 1j, z)
+    check(lambda t: t / (0.5 + 2j), z, atol=1e-5, rtol=1e-5)
+    check(lambda t: t.mul_(1j), z.clone())
+    check(lambda t: t.add_(3 - 1j, alpha=2), z.clone())
+    check(lambda t: t * 2j, torch.randn(3))  # real tensor * complex scalar: complex64
+    check(lambda t: t == 1j, torch.tensor([1j, 2, 1j], dtype=torch.complex64))
+    check(lambda t: torch.where(t.real > 0, t, 5j), z)
+    # Values that change only the scalar share one compiled program.
+    zt = z.to(TPU)
+    (zt * 3j).cpu()
+    (zt * (1 + 5j)).cpu()  # (fused mode: the first program also uploaded zt)
+    before = torch_pjrt.cache_stats()["misses"]
+    (zt * (4 - 1j)).cpu()
+    assert torch_pjrt.cache_stats()["misses"] == before
