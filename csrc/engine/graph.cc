@@ -2,6 +2,7 @@
 
 #include <atomic>
 #include <cstring>
+#include <exception>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -109,19 +110,20 @@ namespace {
 
 std::mutex g_materialize_mu;
 
-// Outputs of launched programs not yet known to be done, for synchronize().
+// Completion events of launched programs not yet known to be done, for
+// synchronize(): a program runs even when its outputs died before it did.
 std::mutex g_flight_mu;
-std::vector<std::weak_ptr<pjrt::Buffer>> g_in_flight;
+std::vector<std::unique_ptr<pjrt::Event>> g_in_flight;
 
-void track_in_flight(const std::vector<pjrt::BufferPtr>& outs) {
+void track_in_flight(std::unique_ptr<pjrt::Event> done) {
   std::lock_guard<std::mutex> g(g_flight_mu);
-  if (g_in_flight.size() > 4096) {
-    std::vector<std::weak_ptr<pjrt::Buffer>> keep;
-    for (auto& w : g_in_flight)
-      if (!w.expired()) keep.push_back(w);
+  if (g_in_flight.size() >= 256) {
+    std::vector<std::unique_ptr<pjrt::Event>> keep;
+    for (auto& e : g_in_flight)
+      if (!e->ready()) keep.push_back(std::move(e));
     g_in_flight.swap(keep);
   }
-  for (const auto& b : outs) g_in_flight.push_back(b);
+  g_in_flight.push_back(std::move(done));
 }
 
 void append_type(std::string& key, const shlo::Type& t) {
@@ -247,12 +249,13 @@ void materialize(const std::vector<Ref>& refs) {
   args.reserve(params.size());
   for (const Ref& p : params) args.push_back(p.node->buffers[p.index]->get());
   std::vector<pjrt::BufferPtr> outs;
+  std::unique_ptr<pjrt::Event> done;
   try {
-    outs = exe->execute(args);
+    outs = exe->execute(args, {}, false, &done);
   } catch (const pjrt::Error& e) {
     throw pjrt::Error("running " + what() + " failed: " + e.what(), e.code());
   }
-  track_in_flight(outs);
+  track_in_flight(std::move(done));
   size_t k = 0;
   for (Node* t : targets) {
     t->buffers.assign(outs.begin() + k, outs.begin() + k + t->out_types.size());
@@ -269,13 +272,20 @@ void materialize(const std::vector<Ref>& refs) {
 void synchronize() {
   flush();
   run_checks();
-  std::vector<std::weak_ptr<pjrt::Buffer>> pending;
+  std::vector<std::unique_ptr<pjrt::Event>> pending;
   {
     std::lock_guard<std::mutex> g(g_flight_mu);
     pending.swap(g_in_flight);
   }
-  for (auto& w : pending)
-    if (auto b = w.lock()) b->await_ready("synchronizing the device");
+  std::exception_ptr first;
+  for (auto& e : pending) {
+    try {
+      e->await("synchronizing the device");
+    } catch (...) {
+      if (!first) first = std::current_exception();
+    }
+  }
+  if (first) std::rethrow_exception(first);
 }
 
 pjrt::BufferPtr buffer(const Ref& ref) {

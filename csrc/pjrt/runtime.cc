@@ -219,7 +219,7 @@ Executable::~Executable() {
 
 std::vector<BufferPtr> Executable::execute(const std::vector<PJRT_Buffer*>& in,
                                            const std::vector<int64_t>& non_donatable,
-                                           bool) const {
+                                           bool, std::unique_ptr<Event>* done) const {
   auto opts = PJRT_ARGS(PJRT_ExecuteOptions);
   opts.non_donatable_input_indices = non_donatable.data();
   opts.num_non_donatable_input_indices = non_donatable.size();
@@ -233,9 +233,12 @@ std::vector<BufferPtr> Executable::execute(const std::vector<PJRT_Buffer*>& in,
   a.num_devices = 1;
   a.num_args = in.size();
   a.output_lists = &out_list;
-  // No completion event: outputs carry their own readiness and errors, which
-  // is what makes dispatch asynchronous.
+  // Outputs carry their own readiness and errors, which is what makes
+  // dispatch asynchronous; the completion event is only for synchronize().
+  PJRT_Event* complete = nullptr;
+  if (done) a.device_complete_events = &complete;
   api_->check(api_->raw()->PJRT_LoadedExecutable_Execute(&a), "executing a program");
+  if (done) *done = std::make_unique<Event>(api_, complete);
   std::vector<BufferPtr> result;
   result.reserve(outs.size());
   for (size_t i = 0; i < outs.size(); ++i) result.push_back(std::make_shared<Buffer>(api_, outs[i], out_bytes_[i]));

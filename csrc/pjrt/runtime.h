@@ -76,9 +76,11 @@ class Executable {
   size_t num_outputs() const { return num_outputs_; }
   // Launches asynchronously; outputs are ready when their events fire.
   // Inputs listed in `donate` may be consumed by the program.
+  // done (if given) receives an event that fires when the program finishes,
+  // even if every output has been dropped by then.
   std::vector<BufferPtr> execute(const std::vector<PJRT_Buffer*>& args,
                                  const std::vector<int64_t>& non_donatable = {},
-                                 bool all_donatable = false) const;
+                                 bool all_donatable = false, std::unique_ptr<Event>* done = nullptr) const;
   // Platform-specific bytes that deserialize() turns back into this program.
   std::string serialize() const;
 
