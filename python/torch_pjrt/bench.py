@@ -192,10 +192,17 @@ def main(argv=None):
     ap.add_argument("--modes", default="strict,fused")
     ap.add_argument("--decode-tokens", type=int, default=16)
     a = ap.parse_args(argv)
+    # One thread on both sides (as in PERFORMANCE.md): PyTorch's intra-op
+    # pool and XLA's Eigen pool; with two threads on a loaded 2-core machine
+    # the figures swing several-fold. Set before the plugin starts.
     torch.set_num_threads(1)
+    if torch_pjrt._C._initialized():
+        print("note: the PJRT runtime is already running; XLA_FLAGS cannot change now")
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
     modes = a.modes.split(",")
     cfg = MODELS[a.model]
-    res = {"model": a.model, "config": cfg, "modes": modes, "runtime": torch_pjrt.runtime_info()}
+    res = {"model": a.model, "config": cfg, "modes": modes, "runtime": torch_pjrt.runtime_info(),
+           "threads": {"torch": torch.get_num_threads(), "XLA_FLAGS": os.environ.get("XLA_FLAGS", "")}}
     print("(a) small ops")
     res["ops"] = bench_ops(a.repeats)
     print("(b) training step, batch 4, sequence 64")
