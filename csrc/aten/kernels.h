@@ -621,4 +621,10 @@ at::Tensor _prelu_kernel(const at::Tensor& self, const at::Tensor& weight);
 std::tuple<at::Tensor, at::Tensor> _prelu_kernel_backward(const at::Tensor& grad, const at::Tensor& self,
                                                           const at::Tensor& weight);
 
+// ---- kernels_models.cc (ops Hugging Face models need)
+bool _has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from);
+at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max);
+at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max,
+                      at::Tensor& out);
+
 }  // namespace tpu

@@ -629,6 +629,11 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_amp_update_scale_", &_amp_update_scale_);
   m.impl("_prelu_kernel", &_prelu_kernel);
   m.impl("_prelu_kernel_backward", &_prelu_kernel_backward);
+
+  // ---- ops Hugging Face models need (kernels_models.cc)
+  m.impl("_has_compatible_shallow_copy_type", &_has_compatible_shallow_copy_type);
+  m.impl("histc", &histc);
+  m.impl("histc.out", &histc_out);
 }
 
 }  // namespace tpu

@@ -1,0 +1,72 @@
+// Kernels Hugging Face models need that no other family covers: histc (the
+// MoE experts' token counts) and the shallow-copy compatibility query that
+// lets Module.to("tpu") keep tied parameters tied.
+#include <ATen/native/Resize.h>
+
+#include <cmath>
+
+#include "aten/kernels.h"
+#include "aten/structured.h"
+#include "ops/models.h"
+
+namespace tpu {
+
+namespace {
+
+bool dense_cpu_or_tpu(const at::Tensor& t) {
+  return t.layout() == at::kStrided && (t.device().is_cpu() || t.device().is_privateuseone()) &&
+         !t.is_quantized() && !t.key_set().has(c10::DispatchKey::Python);
+}
+
+void histc_impl(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max,
+                at::Tensor& out) {
+  TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
+  at::ScalarType st = self.scalar_type();
+  TORCH_CHECK(st != at::kBool && !at::isComplexType(st), "\"histc\" not implemented for '", st, "'");
+  TORCH_CHECK(out.scalar_type() == st, "torch.histogram: input tensor and hist tensor should have the same dtype, but got input ",
+              self.dtype(), " and hist ", out.dtype());
+  double lo = min.toDouble(), hi = max.toDouble();
+  // Equal bounds mean "use the data's range": computed on the device, so
+  // histc never waits for the host.
+  bool auto_range = lo == hi && self.numel() > 0;
+  if (!auto_range) {
+    if (lo == hi) {
+      lo -= 1;
+      hi += 1;
+    }
+    TORCH_CHECK(std::isfinite(lo) && std::isfinite(hi), "torch.histc: range of [", lo, ", ", hi, "] is not finite");
+    TORCH_CHECK(lo < hi, "torch.histc: max must be larger than min");
+  }
+  at::native::resize_output(out, {bins});
+  shlo::DType dt = to_shlo(st);
+  write(out, op("histc:" + std::to_string(bins) + (auto_range ? ":auto" : ""),
+                {read(self), scalar_of(lo, dt), scalar_of(hi, dt)}, shlo::Type{dt, {bins}},
+                [bins, auto_range](shlo::Builder& b, const std::vector<shlo::Value>& v) {
+                  return std::vector<shlo::Value>{ops::histc(b, v[0], v[1], v[2], bins, auto_range)};
+                }));
+}
+
+}  // namespace
+
+// PrivateUse1 is not among c10's "dense" backends, so without this
+// Module._apply makes a new Parameter per module when moving to the tpu
+// and tied weights (embeddings / LM heads) come apart. Dense CPU and tpu
+// tensors can swap implementations like CPU and CUDA ones do.
+bool _has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  if (dense_cpu_or_tpu(self) && dense_cpu_or_tpu(from)) return true;
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set());
+}
+
+at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max) {
+  at::Tensor out = at::empty({0}, self.options());
+  histc_impl(self, bins, min, max, out);
+  return out;
+}
+
+at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max,
+                      at::Tensor& out) {
+  histc_impl(self, bins, min, max, out);
+  return out;
+}
+
+}  // namespace tpu
