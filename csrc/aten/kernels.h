@@ -621,4 +621,20 @@ at::Tensor _prelu_kernel(const at::Tensor& self, const at::Tensor& weight);
 std::tuple<at::Tensor, at::Tensor> _prelu_kernel_backward(const at::Tensor& grad, const at::Tensor& self,
                                                           const at::Tensor& weight);
 
+// ---- kernels_coverage.cc (namespace cov): ops that used to fall back to the CPU
+namespace cov {
+at::Tensor _fft_c2c(const at::Tensor& self, c10::SymIntArrayRef dim, int64_t normalization, bool forward);
+at::Tensor& _fft_c2c_out(const at::Tensor& self, c10::SymIntArrayRef dim, int64_t normalization, bool forward,
+                         at::Tensor& out);
+at::Tensor _fft_c2r(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, c10::SymInt last_dim_size);
+at::Tensor& _fft_c2r_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization,
+                         c10::SymInt last_dim_size, at::Tensor& out);
+at::Tensor _fft_r2c(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided);
+at::Tensor& _fft_r2c_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided,
+                         at::Tensor& out);
+at::Tensor conj_physical(const at::Tensor& self);
+at::Tensor& conj_physical_(at::Tensor& self);
+at::Tensor& conj_physical_out(const at::Tensor& self, at::Tensor& out);
+}  // namespace cov
+
 }  // namespace tpu

@@ -502,7 +502,6 @@ at::Tensor& masked_fill_inplace(at::Tensor& self, const at::Tensor& mask, engine
     return out_variant<Meta>(out, UnaryOp<Unary::U, Accepts::A>{}, s);                                 \
   }
 
-EW_UNARY(abs, UnaryMeta, Abs, NoBool)
 EW_UNARY(acos, at::meta::structured_acos, Acos, All)
 EW_UNARY(acosh, at::meta::structured_acosh, Acosh, All)
 EW_UNARY(asin, at::meta::structured_asin, Asin, All)
@@ -546,6 +545,32 @@ EW_UNARY(tan, at::meta::structured_tan, Tan, All)
 EW_UNARY(tanh, at::meta::structured_tanh, Tanh, All)
 EW_UNARY(trunc, at::meta::structured_trunc, Trunc, NoBool)
 #undef EW_UNARY
+
+// abs of a complex tensor is its real modulus (PyTorch's complex-to-float unary rule).
+namespace {
+void complex_abs_into(const at::Tensor& out, const at::Tensor& s) {
+  pointwise(out, "abs", {s}, to_shlo(s.scalar_type()), {},
+            [](Builder& b, const Vals& v) { return ops::unary(b, Unary::Abs, v[0]); });
+}
+}  // namespace
+at::Tensor abs(const at::Tensor& s) {
+  if (!s.is_complex()) return functional<UnaryMeta>(UnaryOp<Unary::Abs, Accepts::NoBool>{}, s);
+  at::Tensor out = empty(s.sizes(), c10::toRealValueType(s.scalar_type()), s.device());
+  complex_abs_into(out, s);
+  return out;
+}
+at::Tensor& abs_(at::Tensor& s) {
+  TORCH_CHECK(!s.is_complex(), "In-place abs is not supported for complex tensors.");
+  return inplace<UnaryMeta>(s, UnaryOp<Unary::Abs, Accepts::NoBool>{});
+}
+at::Tensor& abs_out(const at::Tensor& s, at::Tensor& out) {
+  if (!s.is_complex()) return out_variant<UnaryMeta>(out, UnaryOp<Unary::Abs, Accepts::NoBool>{}, s);
+  TORCH_CHECK(out.scalar_type() == c10::toRealValueType(s.scalar_type()), "abs: expected out dtype ",
+              c10::toRealValueType(s.scalar_type()), ", got ", out.scalar_type());
+  at::native::resize_output(out, s.sizes());
+  complex_abs_into(out, s);
+  return out;
+}
 
 at::Tensor round_decimals(const at::Tensor& s, int64_t d) {
   return functional<at::meta::structured_round_decimals>(RoundDecimals{}, s, d);

@@ -629,6 +629,17 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_amp_update_scale_", &_amp_update_scale_);
   m.impl("_prelu_kernel", &_prelu_kernel);
   m.impl("_prelu_kernel_backward", &_prelu_kernel_backward);
+
+  // ---- coverage: ops that used to fall back to the CPU (kernels_coverage.cc)
+  m.impl("_conj_physical", &cov::conj_physical);
+  m.impl("_fft_c2c", &cov::_fft_c2c);
+  m.impl("_fft_c2c.out", &cov::_fft_c2c_out);
+  m.impl("_fft_c2r", &cov::_fft_c2r);
+  m.impl("_fft_c2r.out", &cov::_fft_c2r_out);
+  m.impl("_fft_r2c", &cov::_fft_r2c);
+  m.impl("_fft_r2c.out", &cov::_fft_r2c_out);
+  m.impl("conj_physical.out", &cov::conj_physical_out);
+  m.impl("conj_physical_", &cov::conj_physical_);
 }
 
 }  // namespace tpu
