@@ -465,7 +465,7 @@ void masked_fill_into(const at::Tensor& out, const at::Tensor& self, const at::T
 engine::Ref fill_value(const at::Tensor& self, const at::Scalar& value) {
   // Same range check as the CPU kernel's value.to<scalar_t>().
   if (!c10::isBarebonesUnsignedType(self.scalar_type()))
-    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, self.scalar_type(), "masked_fill",
+    AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kBool, at::kHalf, at::kBFloat16, self.scalar_type(), "masked_fill",
                                [&] { (void)value.to<scalar_t>(); });
   return scalar_of(value, to_shlo(self.scalar_type()));
 }
