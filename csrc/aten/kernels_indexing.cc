@@ -34,6 +34,8 @@
 
 #include "aten/errors.h"
 #include "engine/checks.h"
+
+#include "aten/index_bounds.h"
 #include "aten/kernels.h"
 #include "aten/structured.h"
 #include "ops/elementwise.h"
@@ -1044,5 +1046,8 @@ at::Tensor repeat_interleave_Tensor(const at::Tensor& repeats, std::optional<c10
   return out;
 }
 
+void check_index_bounds(const at::Tensor& idx, int64_t lo, int64_t hi, const std::function<void(int64_t)>& fail) {
+  check_range(idx, lo, hi, fail);
+}
 
 }  // namespace tpu

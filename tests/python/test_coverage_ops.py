@@ -150,3 +150,312 @@ def test_complex_abs_and_sgn():
         x.to(TPU).abs_()
     grads(lambda t: t.abs(), x + 0.1)
     grads(lambda t: (t.sgn() * 3).real, x + 0.1)
+
+
+# ---------------------------------------------------------------- reductions and comparisons
+
+FLOATS = [torch.float32, torch.bfloat16, torch.float16]
+INTS = [torch.int64, torch.int32]
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+def test_nansum(dtype):
+    x = rand(rand_shape(3, 2, 5), dtype)
+    if dtype.is_floating_point:
+        x[x > 1.5] = float("nan")
+    check(torch.nansum, x)
+    check(lambda t: torch.nansum(t, dim=1, keepdim=True), x)
+    check(lambda t: torch.nansum(t, dim=(0, 2)), noncontig(x))
+    check(lambda t: torch.nanmean(t, dim=-1), x.float())
+    check(lambda t: torch.nansum(t, dim=0, dtype=torch.float32), x)
+    out = torch.empty(0, dtype=torch.nansum(x).dtype, device=TPU)
+    torch.nansum(x.to(TPU), dim=0, out=out)
+    assert_close(out, torch.nansum(x, dim=0))
+
+
+def test_nansum_gradient():
+    x = rand(rand_shape(2, 2, 5))
+    x[0, 0] = float("nan")
+    grads(lambda t: torch.nansum(t, dim=1), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
+def test_equal(dtype):
+    x = rand(rand_shape(2, 1, 5), dtype)
+    assert torch.equal(x.to(TPU), x.clone().to(TPU))
+    y = x.clone()
+    y.view(-1)[-1] = not y.view(-1)[-1] if dtype == torch.bool else y.view(-1)[-1] + 1
+    assert not torch.equal(x.to(TPU), y.to(TPU))
+    assert not torch.equal(x.to(TPU), x.to(TPU).reshape(-1)) or x.dim() == 1
+    assert torch.equal(x.to(TPU).t(), x.t().contiguous().to(TPU))
+    assert torch.equal(torch.ones(3, device=TPU), torch.ones(3, dtype=torch.int64, device=TPU))
+    nan = torch.tensor([float("nan")], device=TPU)
+    assert not torch.equal(nan, nan)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.int32])
+def test_trace(dtype):
+    x = rand(rand_shape(2, 1, 6), dtype)
+    check(torch.trace, x)
+    check(torch.trace, x.t())
+    if dtype == torch.float32:
+        grads(torch.trace, x)
+    with pytest.raises(RuntimeError, match="expected a matrix"):
+        torch.trace(torch.ones(3, device=TPU))
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.int32, torch.bool])
+@pytest.mark.parametrize("fn", [torch.cummax, torch.cummin])
+def test_cummax_cummin(fn, dtype):
+    x = rand(rand_shape(3, 1, 9), dtype, -2, 2)  # small range: ties
+    if dtype.is_floating_point:
+        x.view(-1)[random.randrange(x.numel())] = float("nan")
+    dim = random.randint(-3, 2)
+    check(lambda t: fn(t, dim), x)
+    check(lambda t: fn(t, 0), noncontig(x))
+    check(lambda t: fn(t, 0), rand([], dtype))
+    if dtype == torch.float32:
+        grads(lambda t: fn(t, dim).values, rand(x.shape))
+
+
+# ---------------------------------------------------------------- index_reduce
+
+@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.int32])
+def test_index_reduce(reduce, dtype):
+    shape = rand_shape(3, 2, 5)
+    dim = random.randint(0, 2)
+    n = random.randint(1, 7)
+    src_shape = list(shape)
+    src_shape[dim] = n
+    x = rand(shape, dtype, 1, 4)
+    src = rand(src_shape, dtype, 1, 4)
+    idx = torch.randint(0, shape[dim], (n,))
+    for include_self in (True, False):
+        check(lambda t, i, s: torch.index_reduce(t, dim, i, s, reduce, include_self=include_self), x, idx, src,
+              atol=1e-2 if dtype == torch.bfloat16 else None)
+        check(lambda t, i, s: t.index_reduce_(dim, i, s, reduce, include_self=include_self), x.clone(), idx, src,
+              atol=1e-2 if dtype == torch.bfloat16 else None)
+    if dtype == torch.float32 and reduce != "mean":
+        grads(lambda t, s: torch.index_reduce(t, dim, idx.to(t.device), s, reduce), x, src)
+
+
+def test_index_reduce_rejects_bad_index():
+    x = torch.ones(3, device=TPU)
+    with pytest.raises(IndexError, match="index out of range"):
+        torch.index_reduce(x, 0, torch.tensor([5], device=TPU), torch.ones(1, device=TPU), "prod")
+    with pytest.raises(IndexError):
+        torch.index_reduce(x, 0, torch.tensor([-1], device=TPU), torch.ones(1, device=TPU), "amax")
+
+
+# ---------------------------------------------------------------- activations
+
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_glu(dtype):
+    shape = rand_shape(3, 1, 4)
+    dim = random.randint(-3, 2)
+    shape[dim] *= 2
+    x = rand(shape, dtype)
+    check(lambda t: torch.nn.functional.glu(t, dim), x)
+    check(lambda t: torch.nn.functional.glu(t, 0), noncontig(rand([4, 3], dtype)))
+    out = torch.empty(0, dtype=dtype, device=TPU)
+    torch._C._nn.glu(x.to(TPU), dim, out=out)
+    assert_close(out, torch.nn.functional.glu(x, dim))
+    if dtype == torch.float32:
+        grads(lambda t: torch.nn.functional.glu(t, dim), x)
+    with pytest.raises(RuntimeError, match="even"):
+        torch.nn.functional.glu(torch.ones(3, device=TPU, dtype=dtype))
+
+
+# ---------------------------------------------------------------- integer and bit math
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.uint8])
+def test_gcd_lcm(dtype):
+    lo = 0 if dtype == torch.uint8 else -30
+    a, b = rand(rand_shape(2, 1, 6), dtype, lo, 30), rand([1], dtype, lo, 30)
+    a.view(-1)[0] = 0
+    for f in (torch.gcd, torch.lcm):
+        check(f, a, b)
+        check(f, b, a)
+        check(f, a.t(), a.t())
+        check(lambda x, y: x.gcd_(y) if f is torch.gcd else x.lcm_(y), a.clone(), b)
+    with pytest.raises(NotImplementedError):
+        torch.gcd(torch.ones(2, device=TPU), torch.ones(2, device=TPU))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8])
+def test_shifts(dtype):
+    bits = torch.iinfo(dtype).bits
+    x = rand(rand_shape(2, 1, 6), dtype, torch.iinfo(dtype).min if dtype != torch.uint8 else 0,
+             min(torch.iinfo(dtype).max, 2 ** 40))
+    lo = 0 if dtype == torch.uint8 else -3
+    s = rand(x.shape, dtype, lo, bits + 3)
+    for f in (torch.bitwise_left_shift, torch.bitwise_right_shift, lambda a, b: a << b, lambda a, b: a >> b):
+        check(f, x, s)
+        check(f, x.t(), s.t())
+        check(lambda a: f(a, 3), x)
+    check(lambda a, b: a.bitwise_left_shift_(b), x.clone(), s)
+    check(lambda a, b: a.__irshift__(b), x.clone(), s)
+    check(lambda a: a.__ilshift__(2), x.clone())
+    with pytest.raises(NotImplementedError):
+        torch.ones(2, device=TPU) << 1
+
+
+@pytest.mark.parametrize("dtype", FLOATS + [torch.float64])
+def test_nextafter(dtype):
+    x = rand(rand_shape(2, 2, 6), dtype)
+    y = rand(x.shape, dtype)
+    x.view(-1)[:4] = torch.tensor([0.0, 1.0, float("nan"), -2.0], dtype=dtype)
+    y.view(-1)[:4] = torch.tensor([-1.0, 1.0, 0.0, float("inf")], dtype=dtype)
+    check(torch.nextafter, x, y, atol=0, rtol=0)
+    check(lambda a, b: a.nextafter_(b), x.clone(), y, atol=0, rtol=0)
+    with pytest.raises(NotImplementedError):
+        torch.nextafter(torch.ones(2, dtype=torch.int64, device=TPU), torch.ones(2, dtype=torch.int64, device=TPU))
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+def test_xlog1py(dtype):
+    x = rand(rand_shape(2, 2, 6), dtype, -2, 3)
+    y = rand(x.shape, dtype, 0, 5)
+    if dtype.is_floating_point:
+        x.view(-1)[:2] = 0
+        y.view(-1)[1] = float("nan")
+    check(torch.special.xlog1py, x, y)
+    check(torch.special.xlog1py, x, 2.5)
+    check(lambda b: torch.special.xlog1py(3, b), y)
+    if dtype == torch.float32:
+        grads(torch.special.xlog1py, x, y.abs())
+
+
+# ---------------------------------------------------------------- vectors
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
+def test_cross(dtype):
+    shape = rand_shape(3, 1, 4)
+    dim = random.randint(0, 2)
+    shape[dim] = 3
+    x, y = rand(shape, dtype), rand(shape, dtype)
+    check(lambda a, b: torch.linalg.cross(a, b, dim=dim), x, y)
+    check(lambda a, b: torch.cross(a, b, dim=dim), x, y)
+    check(lambda a, b: torch.linalg.cross(a, b, dim=dim), x, y.select(0, 0).unsqueeze(0) if dim else y)
+    if dtype == torch.float32:
+        grads(lambda a, b: torch.linalg.cross(a, b, dim=dim), x, y)
+    with pytest.raises(RuntimeError):
+        torch.linalg.cross(torch.ones(2, 4, device=TPU), torch.ones(2, 4, device=TPU))
+
+
+@pytest.mark.parametrize("p", [1, 2, 3.5, float("inf")])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_renorm(p, dtype):
+    x = rand(rand_shape(3, 2, 5), dtype)
+    dim = random.randint(0, 2)
+    check(lambda t: torch.renorm(t, p, dim, 1.5), x)
+    check(lambda t: t.renorm_(p, dim, 1.5), x.clone())
+    if dtype == torch.float32:
+        grads(lambda t: torch.renorm(t, p, dim, 1.5), x)
+
+
+# ---------------------------------------------------------------- searching and counting
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.int32])
+def test_searchsorted_bucketize(dtype):
+    seq = rand([random.randint(1, 8)], dtype, -3, 3).sort().values
+    v = rand(rand_shape(2, 1, 5), dtype, -4, 4)
+    if dtype.is_floating_point:
+        v.view(-1)[0] = float("nan")
+    for right in (False, True):
+        for out_int32 in (False, True):
+            check(lambda s, t: torch.searchsorted(s, t, right=right, out_int32=out_int32), seq, v)
+            check(lambda t, s: torch.bucketize(t, s, right=right, out_int32=out_int32), v, seq)
+    check(lambda s: torch.searchsorted(s, 1), seq)
+    check(lambda s: torch.bucketize(1, s), seq)
+    check(lambda s, t: torch.searchsorted(s, t, side="right"), seq, v)
+    # N-D boundaries, and an unsorted sequence with a sorter.
+    seqs = rand([3, 6], dtype, -3, 3).sort(-1).values
+    vals = rand([3, 4], dtype, -4, 4)
+    check(torch.searchsorted, seqs, vals)
+    raw = rand([7], dtype, -3, 3)
+    sorter = raw.argsort()
+    check(lambda s, t, o: torch.searchsorted(s, t, sorter=o), raw, v, sorter)
+    with pytest.raises(RuntimeError, match="side"):
+        torch.searchsorted(seq.to(TPU), v.to(TPU), right=True, side="left")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
+def test_histc(dtype):
+    x = rand(rand_shape(2, 1, 10), dtype, -3, 3)
+    bins = random.randint(1, 12)
+    check(lambda t: torch.histc(t, bins=bins, min=-2, max=2), x)
+    check(lambda t: torch.histc(t, bins=bins), x)
+    check(lambda t: torch.histc(t, bins=bins), torch.full([4], 2.0, dtype=dtype))
+    out = torch.empty(0, dtype=dtype, device=TPU)
+    torch.histc(x.to(TPU), bins=bins, out=out)
+    assert_close(out, torch.histc(x, bins=bins))
+    with pytest.raises(RuntimeError, match="not finite"):
+        torch.histc(torch.tensor([1.0, float("inf")], dtype=dtype, device=TPU))
+    with pytest.raises(RuntimeError, match="bins"):
+        torch.histc(x.to(TPU), bins=0)
+
+
+@pytest.mark.parametrize("wdtype", [None, torch.float32, torch.float16, torch.int64])
+def test_bincount(wdtype):
+    x = torch.randint(0, 9, (random.randint(1, 20),))
+    w = None if wdtype is None else rand(x.shape, wdtype, 0, 5)
+    check(lambda t: torch.bincount(t, w.to(t.device) if w is not None else None), x)
+    check(lambda t: torch.bincount(t, minlength=15), x)
+    check(lambda t: torch.bincount(t), x.to(torch.int32))
+    with pytest.raises(RuntimeError, match="non-negative"):
+        torch.bincount(torch.tensor([1, -1], device=TPU))
+
+
+# ---------------------------------------------------------------- max_unpool
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_max_unpool(nd, dtype):
+    pool = getattr(torch.nn.functional, f"max_pool{nd}d")
+    unpool = getattr(torch.nn.functional, f"max_unpool{nd}d")
+    spatial = [2 * s for s in rand_shape(nd, 2, 3)]  # even: the default output size holds every index
+    x = rand([2, 3] + spatial, dtype)
+    v, i = pool(x, 2, return_indices=True)
+    check(lambda a, b: unpool(a, b, 2), v, i)
+    check(lambda a, b: unpool(a, b, 2, output_size=[s + 1 for s in spatial]), v, i)
+    check(lambda a, b: unpool(a[0], b[0], 2), v, i)  # unbatched
+    if dtype == torch.float32:
+        grads(lambda a: unpool(a, i.to(a.device), 2), v)
+    with pytest.raises(RuntimeError, match="invalid max index"):
+        unpool(v.to(TPU), (i + 1000).to(TPU), 2)
+
+
+# ---------------------------------------------------------------- losses
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_huber_smooth_l1(reduction, dtype):
+    x, y = rand(rand_shape(2, 2, 5), dtype), rand([1], dtype)
+    y = y.expand(x.shape).contiguous()
+    F = torch.nn.functional
+    check(lambda a, b: F.huber_loss(a, b, reduction=reduction, delta=0.7), x, y)
+    check(lambda a, b: F.smooth_l1_loss(a, b, reduction=reduction, beta=0.7), x, y)
+    check(lambda a, b: F.smooth_l1_loss(a, b, reduction=reduction, beta=0.0), x, y)
+    if dtype == torch.float32:
+        grads(lambda a, b: F.huber_loss(a, b, reduction=reduction, delta=0.7), x, y)
+        grads(lambda a, b: F.smooth_l1_loss(a, b, reduction=reduction, beta=1.3), x, y)
+
+
+@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
+@pytest.mark.parametrize("dtype", FLOATS)
+def test_binary_cross_entropy(reduction, dtype):
+    F = torch.nn.functional
+    x, y = rand(rand_shape(2, 2, 5), dtype, 0, 1), rand([1], dtype, 0, 1)
+    y = y.expand(x.shape).contiguous()
+    x.view(-1)[0] = 0
+    w = rand(x.shape[-1:], dtype, 0, 2)
+    check(lambda a, b: F.binary_cross_entropy(a, b, reduction=reduction), x, y)
+    check(lambda a, b, c: F.binary_cross_entropy(a, b, c, reduction=reduction), x, y, w)
+    if dtype == torch.float32:
+        grads(lambda a, b: F.binary_cross_entropy(a, b, reduction=reduction), x.clamp(0.05, 0.95), y)
+        grads(lambda a: F.binary_cross_entropy(a, y.to(a.device), w.to(a.device), reduction=reduction),
+              x.clamp(0.05, 0.95))
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        F.binary_cross_entropy(torch.full([2], 1.5, device=TPU), torch.ones(2, device=TPU))
