@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <numeric>
 
 #include "ops/elementwise.h"
@@ -187,6 +188,74 @@ DType bits_type(DType t) {
 int64_t bit_width(DType t) { return static_cast<int64_t>(shlo::dtype_size(t)) * 8; }
 
 }  // namespace
+
+// ---------------------------------------------------------------- special functions
+
+namespace {
+
+// PyTorch's CPU trigamma: reflection below 1/2, six recurrence steps, then
+// the asymptotic series.
+Value trigamma(Builder& b, Value x) {
+  double pi = 3.14159265358979323846;
+  Value one = kconst(b, 1, x);
+  Value low = b.compare(Cmp::LT, x, kconst(b, 0.5, x));
+  Value s = b.unary("sine", b.mul(kconst(b, pi, x), x));
+  Value result = b.select(low, b.unary("negate", b.div(kconst(b, pi * pi, x), b.mul(s, s))), kconst(b, 0, x));
+  Value sign = b.select(low, kconst(b, -1, x), one);
+  Value z = b.select(low, b.sub(one, x), x);
+  for (int i = 0; i < 6; ++i) {
+    result = b.add(result, b.div(one, b.mul(z, z)));
+    z = b.add(z, one);
+  }
+  Value ixx = b.div(one, b.mul(z, z));
+  Value series = b.sub(kconst(b, 1.0 / 30, x), b.mul(ixx, kconst(b, 1.0 / 42, x)));
+  series = b.sub(kconst(b, 1.0 / 6, x), b.mul(ixx, series));
+  series = b.add(b.add(one, b.div(one, b.mul(kconst(b, 2, x), z))), b.mul(ixx, series));
+  result = b.add(result, b.div(series, z));
+  return b.mul(sign, result);
+}
+
+}  // namespace
+
+Value polygamma_cpu(Builder& b, Value n, Value x) {
+  DType t = x.dtype();
+  x = up(b, x);
+  Value nn = b.broadcast_in_dim(b.convert(n, x.dtype()), x.shape(), {});
+  Value one = kconst(b, 1, x), zero = kconst(b, 0, x);
+  Value whole = b.compare(Cmp::EQ, x, b.unary("floor", x));
+  Value neg = b.compare(Cmp::LT, x, zero);
+  Value shift = land(b, neg, lnot(b, whole));
+  // zeta(n+1, x) = sum_{k<m} (x+k)^-(n+1) + zeta(n+1, x+m), stepping until x+m >= 1.
+  Type ty = x.type;
+  Type it{DType::S32, {}};
+  Value start = b.select(shift, x, one);
+  std::string cond = b.region({ty, ty, ty, Type{DType::S32, {}}}, [&](Builder& r, const std::vector<Value>& s) {
+    Value below = r.compare(Cmp::LT, s[0], kconst(r, 1, s[0]));
+    Value any = r.reduce(below, r.constant(DType::PRED, 0), all_dims(below.rank()), "or");
+    Value more = r.compare(Cmp::LT, s[3], r.constant(DType::S32, 100000));  // huge |x|: stop
+    return std::vector<Value>{land(r, any, more)};
+  });
+  std::string body = b.region({ty, ty, ty, Type{DType::S32, {}}}, [&](Builder& r, const std::vector<Value>& s) {
+    Value below = r.compare(Cmp::LT, s[0], kconst(r, 1, s[0]));
+    Value term = r.op1("stablehlo.power", {s[0], r.unary("negate", r.add(s[2], kconst(r, 1, s[2])))}, s[0].type);
+    Value acc = r.select(below, r.add(s[1], term), s[1]);
+    Value xs = r.select(below, r.add(s[0], kconst(r, 1, s[0])), s[0]);
+    return std::vector<Value>{xs, acc, s[2], r.add(s[3], r.constant(DType::S32, 1))};
+  });
+  std::vector<Value> loop = b.op("stablehlo.while", {start, zero, nn, b.constant(DType::S32, 0)},
+                                 {ty, ty, ty, it}, "", {cond, body});
+  Value general = b.op1("chlo.polygamma", {nn, b.select(shift, loop[0], x)}, ty);
+  // (-1)^(n+1) n!
+  Value odd = b.compare(Cmp::NE, b.op1("stablehlo.remainder", {nn, kconst(b, 2, nn)}, ty), zero);
+  Value fact = b.unary("exponential", b.op1("chlo.lgamma", {b.add(nn, one)}, ty));
+  Value signed_fact = b.select(odd, fact, b.unary("negate", fact));
+  Value shifted = b.add(general, b.mul(signed_fact, loop[1]));
+  Value inf = kconst(b, std::numeric_limits<double>::infinity(), x);
+  Value pole = b.select(odd, inf, b.unary("negate", inf));
+  Value r = b.select(shift, shifted, b.select(land(b, whole, b.compare(Cmp::LE, x, zero)), pole, general));
+  r = b.select(b.compare(Cmp::EQ, nn, one), trigamma(b, x), r);
+  return down(b, r, t);
+}
 
 // ---------------------------------------------------------------- reductions
 

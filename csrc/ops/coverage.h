@@ -27,6 +27,12 @@ Value fft_c2r(Builder& b, Value x, const std::vector<int64_t>& dims, int64_t nor
 // Complex conjugate (identity for real values).
 Value conj(Builder& b, Value x);
 
+// ---- special functions (x in f32 / f64)
+// polygamma(n, x) for n >= 1 (n: 0-d, x's dtype) with PyTorch's CPU rules:
+// trigamma by reflection below 1/2, negative non-integer x shifted to
+// positive by the recurrence, poles at non-positive integers.
+Value polygamma_cpu(Builder& b, Value n, Value x);
+
 // ---- reductions and comparisons
 // sum over dims treating NaN as zero (dims sorted; out: result dtype).
 Value nansum(Builder& b, Value x, const std::vector<int64_t>& dims, bool keepdim, shlo::DType out);

@@ -1,6 +1,8 @@
 // Elementwise lowerings with PyTorch semantics.
 #include "ops/elementwise.h"
 
+#include "ops/coverage.h"
+
 #include <limits>
 #include <stdexcept>
 
@@ -495,8 +497,8 @@ Value shrink_backward(Builder& b, Value grad, Value x, Value lambd) {
 }
 
 Value polygamma(Builder& b, Value n, Value x) {
-  Value xu = up(b, x);
-  return down(b, b.op1("chlo.polygamma", {fit(b, n, xu), xu}, xu.type), x.dtype());
+  // chlo.polygamma is wrong for negative x; coverage.cc applies PyTorch's rules.
+  return ops::polygamma_cpu(b, n, x);
 }
 
 Value logit(Builder& b, Value x, std::optional<Value> eps) {
