@@ -149,14 +149,46 @@ def _tensors(x):
     return out
 
 
-def _run_case(op, sample, dtype, dtname, grad):
+def _placements(op, dtype, requires_grad, n):
+    """For each of the first n samples, the device kind of each tensor leaf
+    when the OpInfo generates its samples for a device: "meta" for tensors
+    made on the device, "cpu" for those the sample function pins to the CPU
+    (tensor_split's index tensors). Samples are generated on the meta device,
+    which holds no data; None where that fails or differs in structure."""
+    import torch
+    try:
+        with torch.random.fork_rng():
+            metas = list(op.sample_inputs("meta", dtype, requires_grad=requires_grad))[:n]
+    except Exception:  # noqa: BLE001
+        return [None] * n
+    out = []
+    for m in metas:
+        kinds = []
+        m.transform(lambda t: kinds.append((t.device.type, tuple(t.shape))) if isinstance(t, torch.Tensor) else t)
+        out.append(kinds)
+    return out + [None] * (n - len(out))
+
+
+def _run_case(op, sample, dtype, dtname, grad, placement=None):
     import torch
     import torch_pjrt
     override = _override(op, dtype)
     cpu_sample = sample.transform(
         lambda t: t.detach().clone().requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t)
-    tpu_sample = sample.transform(
-        lambda t: t.detach().to("tpu").requires_grad_(t.requires_grad) if isinstance(t, torch.Tensor) else t)
+    shapes = []
+    sample.transform(lambda t: shapes.append(tuple(t.shape)) if isinstance(t, torch.Tensor) else t)
+    if placement is None or [s for _, s in placement] != shapes:
+        placement = [("meta", s) for s in shapes]
+    where = iter(placement)
+
+    def to_device(t):
+        if not isinstance(t, torch.Tensor):
+            return t
+        kind = next(where)[0]
+        moved = t.detach().to("tpu") if kind != "cpu" else t.detach().clone()
+        return moved.requires_grad_(t.requires_grad)
+
+    tpu_sample = sample.transform(to_device)
     try:
         expected = op(cpu_sample.input, *cpu_sample.args, **cpu_sample.kwargs)
     except Exception as e:  # noqa: BLE001
@@ -217,6 +249,7 @@ def _worker(op_ids, quick, grads):
                 except Exception as e:  # noqa: BLE001
                     samples, reason = [], f"sample generation failed on the CPU: {e}"
                 samples = samples[: (1 if quick else MAX_SAMPLES)]
+                placements = _placements(op, dtype, kind == "gradient", len(samples)) if samples else []
                 for i, s in enumerate(samples):
                     rec = {"op": oid, "dtype": dtname, "kind": kind, "sample": i}
                     if reason:
@@ -224,7 +257,7 @@ def _worker(op_ids, quick, grads):
                     else:
                         t0 = time.perf_counter()
                         try:
-                            fb = _run_case(op, s, dtype, dtname, kind == "gradient")
+                            fb = _run_case(op, s, dtype, dtname, kind == "gradient", placements[i])
                             rec.update(status="pass", fallback=fb)
                         except _Skip as e:
                             rec.update(status="skip", reason=str(e))
