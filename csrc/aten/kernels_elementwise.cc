@@ -392,7 +392,8 @@ struct ClampTensor {
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& self, at::OptionalTensorRef lo,
                   at::OptionalTensorRef hi) const {
-    check_dtype("clamp", m.common_dtype(), Accepts::NoBool);
+    // One tensor bound is a plain minimum / maximum, which the CPU allows for bool.
+    check_dtype("clamp", m.common_dtype(), lo.has_value() != hi.has_value() ? Accepts::All : Accepts::NoBool);
     std::vector<at::Tensor> in{self};
     if (lo) in.push_back(*lo);
     if (hi) in.push_back(*hi);

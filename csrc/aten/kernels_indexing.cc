@@ -721,6 +721,11 @@ at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at
   at::DimVector shape = at::infer_size_dimvector(self.sizes(), mask.sizes());
   // Advanced indexing by the broadcast mask (its true count is read back).
   c10::List<std::optional<at::Tensor>> idx;
+  if (shape.empty()) {  // 0-d: select from a 1-element vector
+    idx.push_back(mask.reshape({1}));
+    index_into(self.reshape({1}), idx, out);
+    return out;
+  }
   idx.push_back(mask.expand(shape));
   index_into(self.expand(shape), idx, out);
   return out;

@@ -477,3 +477,46 @@ def test_polygamma_negative_inputs(n, dtype):
     check(lambda t: torch.special.polygamma(n, t), x.abs() + 0.1, **tol)
     if dtype == torch.float32:
         grads(torch.digamma, x.abs() + 0.1 - 3 * (x < 0).float())
+
+
+# ---------------------------------------------------------------- fixes in other families
+
+@pytest.mark.parametrize("dtype", [torch.int64])  # the CPU's slow path covers int64 only
+def test_integer_convolution(dtype):
+    F = torch.nn.functional
+    x, w, bias = rand([2, 3, 7], dtype, -5, 5), rand([4, 3, 3], dtype, -5, 5), rand([4], dtype, -5, 5)
+    check(lambda a, b, c: F.conv1d(a, b, c, stride=2, padding=1), x, w, bias)
+    check(lambda a, b: F.conv_transpose1d(a, b, stride=2), x, rand([3, 4, 3], dtype, -5, 5))
+    check(F.conv2d, rand([2, 3, 5, 6], dtype, -5, 5), rand([4, 3, 3, 2], dtype, -5, 5))
+    check(lambda a, b: F.conv2d(a, b, groups=3), rand([1, 3, 4, 4], dtype, -5, 5), rand([3, 1, 2, 2], dtype, -5, 5))
+
+
+def test_clamp_bool_tensor_bound():
+    a, c = rand([4, 3], torch.bool), rand([3], torch.bool)
+    check(torch.clamp_max, a, c)
+    check(torch.clamp_min, a, c)
+    check(lambda x, y: torch.clamp(x, max=y), a, c)
+    with pytest.raises(NotImplementedError):
+        torch.clamp(a.to(TPU), c.to(TPU), c.to(TPU))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float32, torch.bfloat16])
+def test_native_dropout_backward_dtype(dtype):
+    g, m = rand([3, 4], dtype), rand([3, 4], torch.bool)
+    check(lambda a, b: torch.ops.aten.native_dropout_backward(a, b, 1.25), g, m)
+
+
+def test_integral_products_truncate_float_scalars():
+    i64 = torch.int64
+    check(lambda s, a, b: torch.addmv(s, a, b, beta=0.2, alpha=2.6), rand([5], i64), rand([5, 4], i64),
+          rand([4], i64))
+    check(lambda s, a, b: torch.addmm(s, a, b, beta=1.7, alpha=0.6), rand([2, 3], i64), rand([2, 4], i64),
+          rand([4, 3], i64))
+    check(lambda s, a, b: torch.baddbmm(s, a, b, beta=3.2), rand([2, 2, 3], i64), rand([2, 2, 4], i64),
+          rand([2, 4, 3], i64))
+
+
+def test_masked_select_zero_dim():
+    for m in (True, False):
+        check(torch.masked_select, rand([], torch.float32), torch.tensor(m))
+    check(torch.masked_select, rand([3], torch.float32), torch.tensor(True))
