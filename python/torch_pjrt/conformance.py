@@ -18,6 +18,7 @@ import sys
 import time
 import traceback
 import unittest
+import zlib
 
 DTYPES = ["float32", "bfloat16", "float16", "int64", "int32", "bool"]
 # (atol, rtol) used when the OpInfo states none: different summation orders
@@ -149,7 +150,18 @@ def _tensors(x):
     return out
 
 
-def _placements(op, dtype, requires_grad, n):
+def _samples(op, device, dtype, requires_grad, n, seed):
+    """The first n samples of the OpInfo, generated from a fixed seed (the same
+    inputs every run). Calls the sample function directly: op.sample_inputs()
+    wraps it in a tracker that inspects the call stack and reseeds for every
+    sample, which cost most of a run's time."""
+    import itertools
+    import torch
+    torch.manual_seed(seed)
+    return list(itertools.islice(op.sample_inputs_func(op, device, dtype, requires_grad), n))
+
+
+def _placements(op, dtype, requires_grad, n, seed):
     """For each of the first n samples, the device kind of each tensor leaf
     when the OpInfo generates its samples for a device: "meta" for tensors
     made on the device, "cpu" for those the sample function pins to the CPU
@@ -158,7 +170,7 @@ def _placements(op, dtype, requires_grad, n):
     import torch
     try:
         with torch.random.fork_rng():
-            metas = list(op.sample_inputs("meta", dtype, requires_grad=requires_grad))[:n]
+            metas = _samples(op, "meta", dtype, requires_grad, n, seed)
     except Exception:  # noqa: BLE001
         return [None] * n
     out = []
@@ -244,12 +256,13 @@ def _worker(op_ids, quick, grads):
             kinds = ["forward"] + (["gradient"] if grads and dtname == "float32" and op.supports_autograd else [])
             for kind in kinds:
                 reason = _skip_reason(op, dtype)
+                n = 1 if quick else MAX_SAMPLES
+                seed = zlib.crc32(f"{oid} {dtname} {kind}".encode())
                 try:
-                    samples = list(op.sample_inputs("cpu", dtype, requires_grad=(kind == "gradient")))
+                    samples = _samples(op, "cpu", dtype, kind == "gradient", n, seed)
                 except Exception as e:  # noqa: BLE001
                     samples, reason = [], f"sample generation failed on the CPU: {e}"
-                samples = samples[: (1 if quick else MAX_SAMPLES)]
-                placements = _placements(op, dtype, kind == "gradient", len(samples)) if samples else []
+                placements = _placements(op, dtype, kind == "gradient", len(samples), seed) if samples else []
                 for i, s in enumerate(samples):
                     rec = {"op": oid, "dtype": dtname, "kind": kind, "sample": i}
                     if reason:
