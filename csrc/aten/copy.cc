@@ -4,6 +4,7 @@
 #include "aten/errors.h"
 #include "aten/tensor.h"
 #include "engine/graph.h"
+#include "ops/coverage.h"
 
 namespace tpu {
 
@@ -18,9 +19,23 @@ at::Tensor to_cpu(const at::Tensor& src) {
 namespace {
 
 engine::Ref upload(const at::Tensor& cpu, at::ScalarType dtype) {
-  at::Tensor c = cpu.to(dtype).contiguous();
+  // Conjugate / negative views resolve to their values first.
+  at::Tensor c = cpu.resolve_conj().resolve_neg().to(dtype).contiguous();
   shlo::Type t{to_shlo(dtype), shape_of(c.sizes())};
   return guarded("copying to the device", [&] { return engine::from_host(c.data_ptr(), t); });
+}
+
+engine::Ref conj_value(engine::Ref v) {
+  if (!shlo::is_complex(v.type().dtype)) return v;
+  return op("copy_conj", {v}, v.type(), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+    return std::vector<shlo::Value>{ops::conj(b, in[0])};
+  });
+}
+
+engine::Ref neg_value(engine::Ref v) {
+  return op("copy_neg", {v}, v.type(), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+    return std::vector<shlo::Value>{b.unary("negate", in[0])};
+  });
 }
 
 }  // namespace
@@ -32,10 +47,19 @@ const at::Tensor& copy_into(const at::Tensor& dst, const at::Tensor& src) {
   bool src_tpu = src.device().type() == c10::DeviceType::PrivateUse1;
   if (!dst_tpu) {
     TORCH_CHECK(src_tpu, "copy_: neither tensor is on the tpu");
-    dst.copy_(to_cpu(src));
+    // The raw storage values with src's conjugate / negative bits: the CPU copy_ resolves them.
+    at::Tensor raw = to_cpu(src);
+    if (src.is_conj()) raw = raw.conj();
+    if (src.is_neg()) raw = raw._neg_view();
+    dst.copy_(raw);
     return dst;
   }
   engine::Ref v = src_tpu ? read(src) : upload(src, dst.scalar_type());
+  // A conjugate / negative view stores the conjugate / negation of its value:
+  // one flip per side whose bit is set.
+  bool conj = src_tpu && src.is_conj(), neg = src_tpu && src.is_neg();
+  if (conj != dst.is_conj()) v = conj_value(v);
+  if (neg != dst.is_neg()) v = neg_value(v);
   write(dst, broadcast(cast(v, to_shlo(dst.scalar_type())), shape_of(dst.sizes())));
   return dst;
 }

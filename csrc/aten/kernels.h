@@ -627,4 +627,112 @@ at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min, co
 at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max,
                       at::Tensor& out);
 
+// ---- kernels_coverage.cc (namespace cov): ops that used to fall back to the CPU
+namespace cov {
+at::Tensor _fft_c2c(const at::Tensor& self, c10::SymIntArrayRef dim, int64_t normalization, bool forward);
+at::Tensor& _fft_c2c_out(const at::Tensor& self, c10::SymIntArrayRef dim, int64_t normalization, bool forward,
+                         at::Tensor& out);
+at::Tensor _fft_c2r(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, c10::SymInt last_dim_size);
+at::Tensor& _fft_c2r_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization,
+                         c10::SymInt last_dim_size, at::Tensor& out);
+at::Tensor _fft_r2c(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided);
+at::Tensor& _fft_r2c_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided,
+                         at::Tensor& out);
+at::Tensor conj_physical(const at::Tensor& self);
+at::Tensor& conj_physical_(at::Tensor& self);
+at::Tensor& conj_physical_out(const at::Tensor& self, at::Tensor& out);
+at::Tensor gcd(const at::Tensor& a, const at::Tensor& b);
+at::Tensor& gcd_(at::Tensor& a, const at::Tensor& b);
+at::Tensor& gcd_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out);
+at::Tensor lcm(const at::Tensor& a, const at::Tensor& b);
+at::Tensor& lcm_(at::Tensor& a, const at::Tensor& b);
+at::Tensor& lcm_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out);
+at::Tensor bitwise_left_shift(const at::Tensor& a, const at::Tensor& b);
+at::Tensor& bitwise_left_shift_(at::Tensor& a, const at::Tensor& b);
+at::Tensor& bitwise_left_shift_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out);
+at::Tensor bitwise_right_shift(const at::Tensor& a, const at::Tensor& b);
+at::Tensor& bitwise_right_shift_(at::Tensor& a, const at::Tensor& b);
+at::Tensor& bitwise_right_shift_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out);
+at::Tensor nextafter(const at::Tensor& a, const at::Tensor& b);
+at::Tensor& nextafter_(at::Tensor& a, const at::Tensor& b);
+at::Tensor& nextafter_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out);
+at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+    std::optional<at::ScalarType> dtype);
+at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
+    std::optional<at::ScalarType> dtype, at::Tensor& out);
+bool equal(const at::Tensor& self, const at::Tensor& other);
+at::Tensor trace(const at::Tensor& self);
+void _cummax_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim);
+void _cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim);
+at::Tensor index_reduce(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
+    c10::string_view reduce, bool include_self);
+at::Tensor& index_reduce_(at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
+    c10::string_view reduce, bool include_self);
+at::Tensor& index_reduce_out(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
+    c10::string_view reduce, bool include_self, at::Tensor& out);
+at::Tensor glu(const at::Tensor& self, int64_t dim);
+at::Tensor& glu_out(const at::Tensor& self, int64_t dim, at::Tensor& out);
+at::Tensor glu_backward(const at::Tensor& grad, const at::Tensor& self, int64_t dim);
+at::Tensor& glu_backward_grad_input(const at::Tensor& grad, const at::Tensor& self, int64_t dim,
+    at::Tensor& grad_input);
+at::Tensor special_xlog1py(const at::Tensor& a, const at::Tensor& b);
+at::Tensor& special_xlog1py_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out);
+at::Tensor lshift_Tensor(const at::Tensor& a, const at::Tensor& b);
+at::Tensor lshift_Scalar(const at::Tensor& a, const at::Scalar& b);
+at::Tensor& ilshift_Tensor(at::Tensor& a, const at::Tensor& b);
+at::Tensor& ilshift_Scalar(at::Tensor& a, const at::Scalar& b);
+at::Tensor rshift_Tensor(const at::Tensor& a, const at::Tensor& b);
+at::Tensor rshift_Scalar(const at::Tensor& a, const at::Scalar& b);
+at::Tensor& irshift_Tensor(at::Tensor& a, const at::Tensor& b);
+at::Tensor& irshift_Scalar(at::Tensor& a, const at::Scalar& b);
+at::Tensor linalg_cross(const at::Tensor& a, const at::Tensor& b, int64_t dim);
+at::Tensor& linalg_cross_out(const at::Tensor& a, const at::Tensor& b, int64_t dim, at::Tensor& out);
+at::Tensor renorm(const at::Tensor& s, const at::Scalar& p, int64_t dim, const at::Scalar& maxnorm);
+at::Tensor& renorm_(at::Tensor& s, const at::Scalar& p, int64_t dim, const at::Scalar& maxnorm);
+at::Tensor& renorm_out(const at::Tensor& s, const at::Scalar& p, int64_t dim, const at::Scalar& maxnorm,
+    at::Tensor& out);
+at::Tensor searchsorted_Tensor(const at::Tensor& seq, const at::Tensor& self, bool out_int32, bool right,
+    std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter);
+at::Tensor& searchsorted_Tensor_out(const at::Tensor& seq, const at::Tensor& self, bool out_int32, bool right,
+    std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter, at::Tensor& out);
+at::Tensor searchsorted_Scalar(const at::Tensor& seq, const at::Scalar& self, bool out_int32, bool right,
+    std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter);
+at::Tensor& searchsorted_Scalar_out(const at::Tensor& seq, const at::Scalar& self, bool out_int32, bool right,
+    std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter, at::Tensor& out);
+at::Tensor bucketize_Tensor(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32, bool right);
+at::Tensor& bucketize_Tensor_out(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32, bool right,
+    at::Tensor& out);
+at::Tensor bucketize_Scalar(const at::Scalar& self, const at::Tensor& boundaries, bool out_int32, bool right);
+at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& weights, c10::SymInt minlength_s);
+at::Tensor max_unpool2d(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size);
+at::Tensor& max_unpool2d_out(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size,
+    at::Tensor& out);
+at::Tensor max_unpool3d(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size,
+    at::IntArrayRef stride, at::IntArrayRef padding);
+at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size,
+    at::IntArrayRef stride, at::IntArrayRef padding, at::Tensor& out);
+at::Tensor huber_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta);
+at::Tensor& huber_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta,
+    at::Tensor& out);
+at::Tensor huber_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+    int64_t reduction, double delta);
+at::Tensor& huber_loss_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+    int64_t reduction, double delta, at::Tensor& grad_input);
+at::Tensor smooth_l1_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta);
+at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta,
+    at::Tensor& out);
+at::Tensor smooth_l1_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+    int64_t reduction, double beta);
+at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+    int64_t reduction, double beta, at::Tensor& grad_input);
+at::Tensor binary_cross_entropy(const at::Tensor& self, const at::Tensor& target,
+    const std::optional<at::Tensor>& weight, int64_t reduction);
+at::Tensor& binary_cross_entropy_out(const at::Tensor& self, const at::Tensor& target,
+    const std::optional<at::Tensor>& weight, int64_t reduction, at::Tensor& out);
+at::Tensor binary_cross_entropy_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+    const std::optional<at::Tensor>& weight, int64_t reduction);
+at::Tensor& binary_cross_entropy_backward_out(const at::Tensor& grad, const at::Tensor& self,
+    const at::Tensor& target, const std::optional<at::Tensor>& weight, int64_t reduction, at::Tensor& grad_input);
+}  // namespace cov
+
 }  // namespace tpu

@@ -33,7 +33,9 @@ ops::ConvParams params(const at::Tensor& input, const at::Tensor& weight, at::In
               weight.dim());
   TORCH_CHECK(input.scalar_type() == weight.scalar_type(), "Input type (", input.scalar_type(),
               ") and weight type (", weight.scalar_type(), ") should be the same");
-  TORCH_CHECK(at::isFloatingType(input.scalar_type()) && input.scalar_type() != at::kDouble,
+  // Integer convolutions run exactly in their own type (the CPU's slow path accepts them).
+  TORCH_CHECK((at::isFloatingType(input.scalar_type()) && input.scalar_type() != at::kDouble) ||
+                  at::isIntegralType(input.scalar_type(), /*includeBool=*/false),
               "convolution: unsupported dtype ", input.scalar_type(), " on the tpu");
   size_t n = input.dim() - 2;
   ops::ConvParams p;

@@ -392,7 +392,8 @@ struct ClampTensor {
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& self, at::OptionalTensorRef lo,
                   at::OptionalTensorRef hi) const {
-    check_dtype("clamp", m.common_dtype(), Accepts::NoBool);
+    // One tensor bound is a plain minimum / maximum, which the CPU allows for bool.
+    check_dtype("clamp", m.common_dtype(), lo.has_value() != hi.has_value() ? Accepts::All : Accepts::NoBool);
     std::vector<at::Tensor> in{self};
     if (lo) in.push_back(*lo);
     if (hi) in.push_back(*hi);
@@ -465,7 +466,7 @@ void masked_fill_into(const at::Tensor& out, const at::Tensor& self, const at::T
 engine::Ref fill_value(const at::Tensor& self, const at::Scalar& value) {
   // Same range check as the CPU kernel's value.to<scalar_t>().
   if (!c10::isBarebonesUnsignedType(self.scalar_type()))
-    AT_DISPATCH_ALL_TYPES_AND3(at::kBool, at::kHalf, at::kBFloat16, self.scalar_type(), "masked_fill",
+    AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kBool, at::kHalf, at::kBFloat16, self.scalar_type(), "masked_fill",
                                [&] { (void)value.to<scalar_t>(); });
   return scalar_of(value, to_shlo(self.scalar_type()));
 }
@@ -502,7 +503,6 @@ at::Tensor& masked_fill_inplace(at::Tensor& self, const at::Tensor& mask, engine
     return out_variant<Meta>(out, UnaryOp<Unary::U, Accepts::A>{}, s);                                 \
   }
 
-EW_UNARY(abs, UnaryMeta, Abs, NoBool)
 EW_UNARY(acos, at::meta::structured_acos, Acos, All)
 EW_UNARY(acosh, at::meta::structured_acosh, Acosh, All)
 EW_UNARY(asin, at::meta::structured_asin, Asin, All)
@@ -546,6 +546,32 @@ EW_UNARY(tan, at::meta::structured_tan, Tan, All)
 EW_UNARY(tanh, at::meta::structured_tanh, Tanh, All)
 EW_UNARY(trunc, at::meta::structured_trunc, Trunc, NoBool)
 #undef EW_UNARY
+
+// abs of a complex tensor is its real modulus (PyTorch's complex-to-float unary rule).
+namespace {
+void complex_abs_into(const at::Tensor& out, const at::Tensor& s) {
+  pointwise(out, "abs", {s}, to_shlo(s.scalar_type()), {},
+            [](Builder& b, const Vals& v) { return ops::unary(b, Unary::Abs, v[0]); });
+}
+}  // namespace
+at::Tensor abs(const at::Tensor& s) {
+  if (!s.is_complex()) return functional<UnaryMeta>(UnaryOp<Unary::Abs, Accepts::NoBool>{}, s);
+  at::Tensor out = empty(s.sizes(), c10::toRealValueType(s.scalar_type()), s.device());
+  complex_abs_into(out, s);
+  return out;
+}
+at::Tensor& abs_(at::Tensor& s) {
+  TORCH_CHECK(!s.is_complex(), "In-place abs is not supported for complex tensors.");
+  return inplace<UnaryMeta>(s, UnaryOp<Unary::Abs, Accepts::NoBool>{});
+}
+at::Tensor& abs_out(const at::Tensor& s, at::Tensor& out) {
+  if (!s.is_complex()) return out_variant<UnaryMeta>(out, UnaryOp<Unary::Abs, Accepts::NoBool>{}, s);
+  TORCH_CHECK(out.scalar_type() == c10::toRealValueType(s.scalar_type()), "abs: expected out dtype ",
+              c10::toRealValueType(s.scalar_type()), ", got ", out.scalar_type());
+  at::native::resize_output(out, s.sizes());
+  complex_abs_into(out, s);
+  return out;
+}
 
 at::Tensor round_decimals(const at::Tensor& s, int64_t d) {
   return functional<at::meta::structured_round_decimals>(RoundDecimals{}, s, d);

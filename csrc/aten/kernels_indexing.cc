@@ -34,6 +34,8 @@
 
 #include "aten/errors.h"
 #include "engine/checks.h"
+
+#include "aten/index_bounds.h"
 #include "aten/kernels.h"
 #include "aten/structured.h"
 #include "ops/elementwise.h"
@@ -719,6 +721,11 @@ at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at
   at::DimVector shape = at::infer_size_dimvector(self.sizes(), mask.sizes());
   // Advanced indexing by the broadcast mask (its true count is read back).
   c10::List<std::optional<at::Tensor>> idx;
+  if (shape.empty()) {  // 0-d: select from a 1-element vector
+    idx.push_back(mask.reshape({1}));
+    index_into(self.reshape({1}), idx, out);
+    return out;
+  }
   idx.push_back(mask.expand(shape));
   index_into(self.expand(shape), idx, out);
   return out;
@@ -1044,5 +1051,8 @@ at::Tensor repeat_interleave_Tensor(const at::Tensor& repeats, std::optional<c10
   return out;
 }
 
+void check_index_bounds(const at::Tensor& idx, int64_t lo, int64_t hi, const std::function<void(int64_t)>& fail) {
+  check_range(idx, lo, hi, fail);
+}
 
 }  // namespace tpu

@@ -40,10 +40,7 @@ void record_into(const at::Tensor& out, const std::string& key, std::vector<engi
 
 // beta and alpha as 0-d operands in the dtype the product accumulates in.
 std::vector<engine::Ref> beta_alpha(const at::Tensor& like, const at::Scalar& beta, const at::Scalar& alpha) {
-  if (at::isIntegralType(like.scalar_type(), /*includeBool=*/true)) {
-    TORCH_CHECK(!beta.isFloatingPoint() && !alpha.isFloatingPoint(),
-                "For integral input tensors, argument beta and alpha must not be a floating point number.");
-  }
+  // Integral products take float beta / alpha truncated, as the CPU kernels do.
   shlo::DType acc = ops::accumulate_dtype(to_shlo(like.scalar_type()));
   return {scalar_of(beta, acc), scalar_of(alpha, acc)};
 }

@@ -379,9 +379,11 @@ at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mas
   TORCH_CHECK(mask.scalar_type() == at::kBool, "Mask should be Bool Scalar Type", mask.scalar_type());
   TORCH_CHECK(grad.sizes() == mask.sizes(), "native_dropout_backward: grad of shape ", grad.sizes(),
               " and mask of shape ", mask.sizes(), " differ");
+  // grad * mask * scale: integer grads promote with the double scale (as on the CPU).
   shlo::Type ty = type_of(grad);
+  ty.dtype = to_shlo(at::result_type(grad, at::Scalar(scale)));
   DType c = ops::random_compute_dtype(ty.dtype);
-  engine::Ref r = op("native_dropout_backward:" + ty.str(), {read(grad), read(mask), param(scale, c)}, ty,
+  engine::Ref r = op("native_dropout_backward:" + ty.str(), {read_as(grad, ty.dtype), read(mask), param(scale, c)}, ty,
                      [](shlo::Builder& b, const Vals& in) {
                        return Vals{ops::dropout_backward(b, in[0], in[1], in[2])};
                      });

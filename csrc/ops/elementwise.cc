@@ -1,6 +1,8 @@
 // Elementwise lowerings with PyTorch semantics.
 #include "ops/elementwise.h"
 
+#include "ops/coverage.h"
+
 #include <limits>
 #include <stdexcept>
 
@@ -223,7 +225,11 @@ Value unary(Builder& b, Unary op, Value x) {
   DType t = x.dtype();
   bool fl = shlo::is_float(t);
   switch (op) {
-    case Unary::Abs: return fl || shlo::is_signed_int(t) ? b.unary("abs", x) : x;
+    case Unary::Abs:
+      if (shlo::is_complex(t))  // the modulus, a real value
+        return b.op1("stablehlo.abs", {x},
+                     shlo::Type{t == shlo::DType::C128 ? shlo::DType::F64 : shlo::DType::F32, x.shape()});
+      return fl || shlo::is_signed_int(t) ? b.unary("abs", x) : x;
     case Unary::BitwiseNot: return b.unary("not", x);
     case Unary::Ceil: return fl ? b.unary("ceil", x) : x;
     case Unary::Floor: return fl ? b.unary("floor", x) : x;
@@ -234,6 +240,12 @@ Value unary(Builder& b, Unary op, Value x) {
     case Unary::Sign: {
       // (x > 0) - (x < 0): 0 for NaN, as PyTorch's CPU kernel gives.
       if (t == DType::PRED) return x;
+      if (shlo::is_complex(t)) {  // sgn: z / |z|, 0 at 0
+        Value mag = unary(b, Unary::Abs, x);
+        Value zero = b.constant(mag.dtype(), 0, mag.shape());
+        Value mag_c = b.op1("stablehlo.complex", {mag, zero}, x.type);
+        return b.select(b.compare(Cmp::EQ, mag, zero), b.constant(t, 0, x.shape()), b.div(x, mag_c));
+      }
       Value pos = b.convert(cmp(b, Cmp::GT, x, 0.0), t);
       if (shlo::is_unsigned_int(t)) return pos;
       return b.sub(pos, b.convert(cmp(b, Cmp::LT, x, 0.0), t));
@@ -485,8 +497,8 @@ Value shrink_backward(Builder& b, Value grad, Value x, Value lambd) {
 }
 
 Value polygamma(Builder& b, Value n, Value x) {
-  Value xu = up(b, x);
-  return down(b, b.op1("chlo.polygamma", {fit(b, n, xu), xu}, xu.type), x.dtype());
+  // chlo.polygamma is wrong for negative x; coverage.cc applies PyTorch's rules.
+  return ops::polygamma_cpu(b, n, x);
 }
 
 Value logit(Builder& b, Value x, std::optional<Value> eps) {
