@@ -7,6 +7,7 @@
 
 #include "aten/kernels.h"
 #include "aten/structured.h"
+#include "engine/checks.h"
 #include "ops/models.h"
 
 namespace tpu {
@@ -39,6 +40,16 @@ void histc_impl(const at::Tensor& self, int64_t bins, const at::Scalar& min, con
   }
   at::native::resize_output(out, {bins});
   shlo::DType dt = to_shlo(st);
+  if (auto_range && at::isFloatingType(st)) {
+    // PyTorch refuses a data range that is not finite; checked on the device.
+    engine::Ref flag = op("nonfinite_flag", {read(self)}, shlo::Type{shlo::DType::S64, {1}},
+                          [](shlo::Builder& b, const std::vector<shlo::Value>& v) {
+                            return std::vector<shlo::Value>{ops::nonfinite_flag(b, v[0])};
+                          });
+    engine::defer_check(flag, [](const std::vector<int64_t>& bad) {
+      TORCH_CHECK(bad[0] == 0, "torch.histc: range of the data is not finite");
+    });
+  }
   write(out, op("histc:" + std::to_string(bins) + (auto_range ? ":auto" : ""),
                 {read(self), scalar_of(lo, dt), scalar_of(hi, dt)}, shlo::Type{dt, {bins}},
                 [bins, auto_range](shlo::Builder& b, const std::vector<shlo::Value>& v) {

@@ -38,4 +38,13 @@ Value histc(Builder& b, Value x, Value lo, Value hi, int64_t bins, bool auto_ran
   return b.scatter(b.constant(dt, 0, {bins}), b.reshape(pos, {n, 1}), ones, {}, {0}, {0}, 1, "add");
 }
 
+Value nonfinite_flag(Builder& b, Value x) {
+  int64_t n = shlo::numel(x.shape());
+  Value flat = b.reshape(x, {n});
+  Value finite = b.op1("stablehlo.is_finite", {flat}, shlo::Type{shlo::DType::PRED, {n}});
+  Value all = b.reduce(finite, b.constant(shlo::DType::PRED, 1), {0}, "and");
+  Value bad = b.op1("stablehlo.not", {all}, all.type);
+  return b.reshape(b.convert(bad, shlo::DType::S64), {1});
+}
+
 }  // namespace ops

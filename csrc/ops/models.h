@@ -14,4 +14,8 @@ namespace ops {
 // x's dtype, truncated (integers: in int64, as CUDA does). Counts in x's dtype.
 shlo::Value histc(shlo::Builder& b, shlo::Value x, shlo::Value lo, shlo::Value hi, int64_t bins, bool auto_range);
 
+// 1 (as s64[1]) when any element of floating x is Inf or NaN, else 0: the
+// finiteness of histc's data range, checked without a host wait.
+shlo::Value nonfinite_flag(shlo::Builder& b, shlo::Value x);
+
 }  // namespace ops
