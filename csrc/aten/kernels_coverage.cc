@@ -694,43 +694,7 @@ at::Tensor bucketize_Scalar(const at::Scalar& self, const at::Tensor& boundaries
   return bucketize_Tensor(scalar_operand(self), boundaries, out_int32, right);
 }
 
-// ---- histc, bincount
-at::Tensor& histc_out(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max,
-                      at::Tensor& out) {
-  TORCH_CHECK(bins > 0, "torch.histc(): bins must be > 0, but got ", bins, " for dimension 0");
-  check_floating("histogram_cpu", self.scalar_type());
-  TORCH_CHECK(out.scalar_type() == self.scalar_type(), "torch.histc: input tensor and hist tensor should have the "
-              "same dtype, but got input ", self.scalar_type(), " and hist ", out.scalar_type());
-  double lo = min.toDouble(), hi = max.toDouble();
-  TORCH_CHECK(!(std::isinf(lo) || std::isinf(hi) || std::isnan(lo) || std::isnan(hi)), "torch.histc: range of [",
-              lo, ", ", hi, "] is not finite");
-  TORCH_CHECK(lo <= hi, "torch.histc: max must be larger than min");
-  shlo::DType t = to_shlo(self.scalar_type());
-  engine::Ref x = read(self);
-  if (lo == hi && self.numel() > 0) {
-    // The range comes from the data: it must be finite (PyTorch's check).
-    engine::Ref mm = op("histc_range", {x}, shlo::Type{shlo::DType::F64, {2}}, [](Builder& b, const Vals& in) {
-      int64_t n = shlo::numel(in[0].shape());
-      Value f = b.reshape(in[0], {n});
-      Value lo = b.reshape(b.reduce(f, b.highest(f.dtype()), {0}, "minimum"), {1});
-      Value hi = b.reshape(b.reduce(f, b.lowest(f.dtype()), {0}, "maximum"), {1});
-      return Vals{b.convert(b.concatenate({lo, hi}, 0), shlo::DType::F64)};
-    });
-    std::vector<double> r = fetch<double>(mm);
-    TORCH_CHECK(std::isfinite(r[0]) && std::isfinite(r[1]), "torch.histc: range of [", r[0], ", ", r[1],
-                "] is not finite");
-  }
-  at::native::resize_output(out, {bins});
-  write(out, op("histc:" + std::to_string(bins), {x, scalar_of(min, t), scalar_of(max, t)},
-                shlo::Type{t, {bins}},
-                [bins](Builder& b, const Vals& in) { return Vals{ops::histc(b, in[0], in[1], in[2], bins)}; }));
-  return out;
-}
-at::Tensor histc(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max) {
-  at::Tensor out = empty({0}, self.scalar_type(), self.device());
-  return histc_out(self, bins, min, max, out);
-}
-
+// ---- bincount
 at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& weights, c10::SymInt minlength_s) {
   int64_t minlength = minlength_s.expect_int();
   TORCH_CHECK(minlength >= 0, "minlength should be >= 0");

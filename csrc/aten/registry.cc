@@ -672,8 +672,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("glu.out", &cov::glu_out);
   m.impl("glu_backward", &cov::glu_backward);
   m.impl("glu_backward.grad_input", &cov::glu_backward_grad_input);
-  m.impl("histc", &cov::histc);
-  m.impl("histc.out", &cov::histc_out);
   m.impl("huber_loss", &cov::huber_loss);
   m.impl("huber_loss.out", &cov::huber_loss_out);
   m.impl("huber_loss_backward", &cov::huber_loss_backward);

@@ -466,34 +466,6 @@ Value search_sorted(Builder& b, Value boundaries, Value values, bool right, DTyp
   return b.reduce(b.convert(before, out), b.zero(out), {r}, "add");
 }
 
-Value histc(Builder& b, Value x, Value lo, Value hi, int64_t bins) {
-  DType t = x.dtype();
-  int64_t n = shlo::numel(x.shape());
-  Value flat = b.reshape(x, {n});
-  // lo == hi: the data's range, widened by one each side if still empty.
-  Value same = b.compare(Cmp::EQ, lo, hi);
-  if (n > 0) {
-    lo = b.select(same, b.reduce(flat, b.highest(t), {0}, "minimum"), lo);
-    hi = b.select(same, b.reduce(flat, b.lowest(t), {0}, "maximum"), hi);
-  }
-  Value still = b.compare(Cmp::EQ, lo, hi);
-  Value one = b.constant(t, 1);
-  lo = b.select(still, b.sub(lo, one), lo);
-  hi = b.select(still, b.add(hi, one), hi);
-  Value l = b.broadcast_in_dim(lo, {n}, {}), h = b.broadcast_in_dim(hi, {n}, {});
-  // PyTorch's linear bin position: (x - lo) * bins / (hi - lo), hi inclusive.
-  Value pos = b.div(b.mul(b.sub(flat, l), b.constant(t, static_cast<double>(bins), {n})), b.sub(h, l));
-  Value idx = b.convert(pos, DType::S64);
-  Value last = b.constant(DType::S64, static_cast<double>(bins - 1), {n});
-  idx = b.select(b.compare(Cmp::GT, idx, last), last, idx);
-  Value inside = land(b, b.compare(Cmp::GE, flat, l), b.compare(Cmp::LE, flat, h));
-  Value onehot = land(b, b.compare(Cmp::EQ, b.broadcast_in_dim(idx, {n, bins}, {0}),
-                                   b.iota(Type{DType::S64, {n, bins}}, 1)),
-                      b.broadcast_in_dim(inside, {n, bins}, {0}));
-  DType acc = acc_type(t);
-  return b.convert(b.reduce(b.convert(onehot, acc), b.zero(acc), {0}, "add"), t);
-}
-
 Value bincount(Builder& b, Value x, std::optional<Value> weights, int64_t length, DType out) {
   int64_t n = shlo::numel(x.shape());
   Value xi = b.convert(b.reshape(x, {n}), DType::S64);

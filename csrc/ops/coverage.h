@@ -77,9 +77,6 @@ Value renorm(Builder& b, Value x, Value p, int64_t dim, Value maxnorm, int p_kin
 // or !(b > v) (right): its insertion point in a sorted sequence. boundaries:
 // 1-D, or values' leading dims + one. Result: out (S32 / S64).
 Value search_sorted(Builder& b, Value boundaries, Value values, bool right, shlo::DType out);
-// histc: counts of x in `bins` equal bins over [lo, hi] (0-d operands in x's
-// dtype); values outside are ignored, hi falls in the last bin.
-Value histc(Builder& b, Value x, Value lo, Value hi, int64_t bins);
 // bincount: out[i] = sum of weights (or 1) where x == i, for i < length.
 Value bincount(Builder& b, Value x, std::optional<Value> weights, int64_t length, shlo::DType out);
 
