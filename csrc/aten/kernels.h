@@ -733,6 +733,61 @@ at::Tensor binary_cross_entropy_backward(const at::Tensor& grad, const at::Tenso
     const std::optional<at::Tensor>& weight, int64_t reduction);
 at::Tensor& binary_cross_entropy_backward_out(const at::Tensor& grad, const at::Tensor& self,
     const at::Tensor& target, const std::optional<at::Tensor>& weight, int64_t reduction, at::Tensor& grad_input);
+// (kernels_coverage_pool.cc)
+std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(const at::Tensor& self, at::IntArrayRef k,
+    at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode);
+std::tuple<at::Tensor&, at::Tensor&> max_pool2d_with_indices_out(const at::Tensor& self, at::IntArrayRef k,
+    at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode, at::Tensor& out, at::Tensor& indices);
+at::Tensor max_pool2d_with_indices_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
+    at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode, const at::Tensor& indices);
+at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad, const at::Tensor& self,
+    at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode,
+    const at::Tensor& indices, at::Tensor& grad_input);
+std::tuple<at::Tensor, at::Tensor> max_pool3d_with_indices(const at::Tensor& self, at::IntArrayRef k,
+    at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode);
+std::tuple<at::Tensor&, at::Tensor&> max_pool3d_with_indices_out(const at::Tensor& self, at::IntArrayRef k,
+    at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode, at::Tensor& out, at::Tensor& indices);
+at::Tensor& max_pool3d_with_indices_backward_out(const at::Tensor& grad, const at::Tensor& self,
+    at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode,
+    const at::Tensor& indices, at::Tensor& grad_input);
+at::Tensor max_pool3d_with_indices_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
+    at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode, const at::Tensor& indices);
+at::Tensor avg_pool2d(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
+    bool ceil_mode, bool cip, std::optional<int64_t> div);
+at::Tensor& avg_pool2d_out(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
+    bool ceil_mode, bool cip, std::optional<int64_t> div, at::Tensor& out);
+at::Tensor avg_pool2d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
+    at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode, bool cip, std::optional<int64_t> div);
+at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
+    at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode, bool cip, std::optional<int64_t> div,
+    at::Tensor& grad_input);
+at::Tensor avg_pool3d(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
+    bool ceil_mode, bool cip, std::optional<int64_t> div);
+at::Tensor& avg_pool3d_out(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
+    bool ceil_mode, bool cip, std::optional<int64_t> div, at::Tensor& out);
+at::Tensor avg_pool3d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
+    at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode, bool cip, std::optional<int64_t> div);
+at::Tensor& avg_pool3d_backward_out(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
+    at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode, bool cip, std::optional<int64_t> div,
+    at::Tensor& grad_input);
+at::Tensor _adaptive_avg_pool2d(const at::Tensor& self, c10::SymIntArrayRef output_size);
+at::Tensor& _adaptive_avg_pool2d_out(const at::Tensor& self, c10::SymIntArrayRef output_size, at::Tensor& out);
+at::Tensor _adaptive_avg_pool2d_backward(const at::Tensor& grad, const at::Tensor& self);
+at::Tensor _adaptive_avg_pool3d(const at::Tensor& self, c10::SymIntArrayRef output_size);
+at::Tensor& _adaptive_avg_pool3d_out(const at::Tensor& self, c10::SymIntArrayRef output_size, at::Tensor& out);
+at::Tensor _adaptive_avg_pool3d_backward(const at::Tensor& grad, const at::Tensor& self);
+std::tuple<at::Tensor, at::Tensor> adaptive_max_pool2d(const at::Tensor& self, at::IntArrayRef os);
+std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool2d_out(const at::Tensor& self, at::IntArrayRef os,
+    at::Tensor& out, at::Tensor& indices);
+at::Tensor adaptive_max_pool2d_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& indices);
+at::Tensor& adaptive_max_pool2d_backward_out(const at::Tensor& grad, const at::Tensor& self,
+    const at::Tensor& indices, at::Tensor& grad_input);
+std::tuple<at::Tensor, at::Tensor> adaptive_max_pool3d(const at::Tensor& self, at::IntArrayRef os);
+std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool3d_out(const at::Tensor& self, at::IntArrayRef os,
+    at::Tensor& out, at::Tensor& indices);
+at::Tensor adaptive_max_pool3d_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& indices);
+at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad, const at::Tensor& self,
+    const at::Tensor& indices, at::Tensor& grad_input);
 }  // namespace cov
 
 }  // namespace tpu

@@ -635,7 +635,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("histc", &histc);
   m.impl("histc.out", &histc_out);
 
-  // ---- coverage: ops that used to fall back to the CPU (kernels_coverage.cc)
+  // ---- coverage: ops that used to fall back to the CPU (kernels_coverage*.cc)
   m.impl("__ilshift__.Scalar", &cov::ilshift_Scalar);
   m.impl("__ilshift__.Tensor", &cov::ilshift_Tensor);
   m.impl("__irshift__.Scalar", &cov::irshift_Scalar);
@@ -644,6 +644,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("__lshift__.Tensor", &cov::lshift_Tensor);
   m.impl("__rshift__.Scalar", &cov::rshift_Scalar);
   m.impl("__rshift__.Tensor", &cov::rshift_Tensor);
+  m.impl("_adaptive_avg_pool2d", &cov::_adaptive_avg_pool2d);
+  m.impl("_adaptive_avg_pool2d.out", &cov::_adaptive_avg_pool2d_out);
+  m.impl("_adaptive_avg_pool2d_backward", &cov::_adaptive_avg_pool2d_backward);
+  m.impl("_adaptive_avg_pool3d", &cov::_adaptive_avg_pool3d);
+  m.impl("_adaptive_avg_pool3d.out", &cov::_adaptive_avg_pool3d_out);
+  m.impl("_adaptive_avg_pool3d_backward", &cov::_adaptive_avg_pool3d_backward);
   m.impl("_conj_physical", &cov::conj_physical);
   m.impl("_cummax_helper", &cov::_cummax_helper);
   m.impl("_cummin_helper", &cov::_cummin_helper);
@@ -653,6 +659,22 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("_fft_c2r.out", &cov::_fft_c2r_out);
   m.impl("_fft_r2c", &cov::_fft_r2c);
   m.impl("_fft_r2c.out", &cov::_fft_r2c_out);
+  m.impl("adaptive_max_pool2d", &cov::adaptive_max_pool2d);
+  m.impl("adaptive_max_pool2d.out", &cov::adaptive_max_pool2d_out);
+  m.impl("adaptive_max_pool2d_backward", &cov::adaptive_max_pool2d_backward);
+  m.impl("adaptive_max_pool2d_backward.grad_input", &cov::adaptive_max_pool2d_backward_out);
+  m.impl("adaptive_max_pool3d", &cov::adaptive_max_pool3d);
+  m.impl("adaptive_max_pool3d.out", &cov::adaptive_max_pool3d_out);
+  m.impl("adaptive_max_pool3d_backward", &cov::adaptive_max_pool3d_backward);
+  m.impl("adaptive_max_pool3d_backward.grad_input", &cov::adaptive_max_pool3d_backward_out);
+  m.impl("avg_pool2d", &cov::avg_pool2d);
+  m.impl("avg_pool2d.out", &cov::avg_pool2d_out);
+  m.impl("avg_pool2d_backward", &cov::avg_pool2d_backward);
+  m.impl("avg_pool2d_backward.grad_input", &cov::avg_pool2d_backward_out);
+  m.impl("avg_pool3d", &cov::avg_pool3d);
+  m.impl("avg_pool3d.out", &cov::avg_pool3d_out);
+  m.impl("avg_pool3d_backward", &cov::avg_pool3d_backward);
+  m.impl("avg_pool3d_backward.grad_input", &cov::avg_pool3d_backward_out);
   m.impl("binary_cross_entropy", &cov::binary_cross_entropy);
   m.impl("binary_cross_entropy.out", &cov::binary_cross_entropy_out);
   m.impl("binary_cross_entropy_backward", &cov::binary_cross_entropy_backward);
@@ -689,6 +711,14 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("lcm_", &cov::lcm_);
   m.impl("linalg_cross", &cov::linalg_cross);
   m.impl("linalg_cross.out", &cov::linalg_cross_out);
+  m.impl("max_pool2d_with_indices", &cov::max_pool2d_with_indices);
+  m.impl("max_pool2d_with_indices.out", &cov::max_pool2d_with_indices_out);
+  m.impl("max_pool2d_with_indices_backward", &cov::max_pool2d_with_indices_backward);
+  m.impl("max_pool2d_with_indices_backward.grad_input", &cov::max_pool2d_with_indices_backward_out);
+  m.impl("max_pool3d_with_indices", &cov::max_pool3d_with_indices);
+  m.impl("max_pool3d_with_indices.out", &cov::max_pool3d_with_indices_out);
+  m.impl("max_pool3d_with_indices_backward", &cov::max_pool3d_with_indices_backward);
+  m.impl("max_pool3d_with_indices_backward.grad_input", &cov::max_pool3d_with_indices_backward_out);
   m.impl("max_unpool2d", &cov::max_unpool2d);
   m.impl("max_unpool2d.out", &cov::max_unpool2d_out);
   m.impl("max_unpool3d", &cov::max_unpool3d);

@@ -241,11 +241,14 @@ def test_index_reduce(reduce, dtype):
 
 
 def test_index_reduce_rejects_bad_index():
+    # Device indices are checked without waiting: the error surfaces at the next host read.
     x = torch.ones(3, device=TPU)
     with pytest.raises(IndexError, match="index out of range"):
-        torch.index_reduce(x, 0, torch.tensor([5], device=TPU), torch.ones(1, device=TPU), "prod")
+        torch.index_reduce(x, 0, torch.tensor([5], device=TPU), torch.ones(1, device=TPU), "prod").cpu()
     with pytest.raises(IndexError):
-        torch.index_reduce(x, 0, torch.tensor([-1], device=TPU), torch.ones(1, device=TPU), "amax")
+        torch.index_reduce(x, 0, torch.tensor([-1], device=TPU), torch.ones(1, device=TPU), "amax").cpu()
+    with pytest.raises(RuntimeError, match="same device"):
+        torch.index_reduce(x, 0, torch.tensor([1]), torch.ones(1), "amin")
 
 
 # ---------------------------------------------------------------- activations
@@ -425,7 +428,7 @@ def test_max_unpool(nd, dtype):
     if dtype == torch.float32:
         grads(lambda a: unpool(a, i.to(a.device), 2), v)
     with pytest.raises(RuntimeError, match="invalid max index"):
-        unpool(v.to(TPU), (i + 1000).to(TPU), 2)
+        unpool(v.to(TPU), (i + 1000).to(TPU), 2).cpu()
 
 
 # ---------------------------------------------------------------- losses
@@ -521,3 +524,72 @@ def test_masked_select_zero_dim():
     for m in (True, False):
         check(torch.masked_select, rand([], torch.float32), torch.tensor(m))
     check(torch.masked_select, rand([3], torch.float32), torch.tensor(True))
+
+
+# ---------------------------------------------------------------- pooling
+
+F_ = torch.nn.functional
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_max_pool(nd, dtype):
+    pool = getattr(F_, f"max_pool{nd}d")
+    x = rand([2, 3] + rand_shape(nd, 5, 8), dtype)
+    x.view(-1)[random.randrange(x.numel())] = float("nan")
+    x[..., 0] = x[..., 1]  # ties: the first index wins
+    for kw in [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+               dict(kernel_size=2, stride=1, dilation=2, ceil_mode=True), dict(kernel_size=3, stride=2, ceil_mode=True)]:
+        check(lambda t: pool(t, return_indices=True, **kw), x)
+        check(lambda t: pool(t, **kw), x[0])  # unbatched
+    check(lambda t: pool(t, 2), noncontig(x))
+    if dtype == torch.float32:
+        y = rand(x.shape)
+        grads(lambda t: pool(t, kernel_size=3, stride=2, padding=1), y)
+        grads(lambda t: pool(t, kernel_size=2, dilation=2, ceil_mode=True), y)
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_avg_pool(nd, dtype):
+    if nd == 3 and dtype == torch.bfloat16:
+        pytest.skip("the CPU has no bfloat16 avg_pool3d to compare with")
+    pool = getattr(F_, f"avg_pool{nd}d")
+    x = rand([2, 3] + rand_shape(nd, 5, 8), dtype)
+    cases = [dict(kernel_size=2), dict(kernel_size=3, stride=2, padding=1),
+             dict(kernel_size=3, stride=2, padding=1, count_include_pad=False),
+             dict(kernel_size=3, stride=2, padding=1, ceil_mode=True)]
+    if nd > 1:
+        cases += [dict(kernel_size=2, divisor_override=3), dict(kernel_size=2, divisor_override=-2)]
+    for kw in cases:
+        check(lambda t: pool(t, **kw), x)
+        if dtype == torch.float32:
+            grads(lambda t: pool(t, **kw), x)
+    check(lambda t: pool(t, 2), x[0])
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+def test_adaptive_pool(nd, dtype):
+    avg = getattr(F_, f"adaptive_avg_pool{nd}d")
+    mx = getattr(F_, f"adaptive_max_pool{nd}d")
+    x = rand([2, 3] + rand_shape(nd, 3, 9), dtype)
+    for out in ([1] * nd, rand_shape(nd, 1, 5), [s + 2 for s in x.shape[2:]]):
+        check(lambda t: avg(t, out), x, atol=2e-2 if dtype == torch.bfloat16 else None)
+        check(lambda t: mx(t, out, return_indices=True), x)
+        if dtype == torch.float32:
+            grads(lambda t: avg(t, out), x)
+            grads(lambda t: mx(t, out), x)
+    check(lambda t: avg(t, 2), x[0])
+    check(lambda t: mx(t, 2), x[0])
+    check(lambda t: F_.interpolate(t, size=[3] * nd, mode="area"), x, atol=2e-2 if dtype == torch.bfloat16 else None)
+
+
+def test_pool_errors():
+    x = torch.ones(1, 1, 4, 4, device=TPU)
+    with pytest.raises(RuntimeError, match="pad should be"):
+        F_.max_pool2d(x, 2, padding=2)
+    with pytest.raises(RuntimeError):
+        F_.avg_pool2d(x, 2, divisor_override=0)
+    with pytest.raises(RuntimeError, match="Output size is too small"):
+        F_.max_pool3d(torch.ones(1, 1, 1, 1, 1, device=TPU), 2)
