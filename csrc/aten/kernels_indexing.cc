@@ -6,11 +6,11 @@
 //
 // Index bounds: an out-of-range index raises the same error type as on the
 // CPU, never clamps. Indices on the host are checked on the host. Indices on
-// the device are checked by reading back their [min, max] (one small program
-// and one wait) before the op is recorded; the answer is remembered per
-// storage value, so the same index tensor (e.g. an embedding's ids in forward
-// and backward) is checked once, and index outputs of our own ops (sort,
-// topk, nonzero, unique's inverse...) are known in range and never read.
+// the device get their [min, max] computed by a small program and checked at
+// the next host read or sync without waiting now (engine/checks.h; at once in
+// debug mode); a passed check is remembered per storage value, and index
+// outputs of our own ops (sort, topk, nonzero, unique's inverse...) are known
+// in range and never checked.
 // Data-dependent shapes (nonzero, bool-mask indexing, unique,
 // repeat_interleave, masked_scatter's count check) likewise read one count
 // back from the device.
