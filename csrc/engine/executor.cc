@@ -1,4 +1,4 @@
-// The strict mode's executor thread (see executor.h).
+// The launch queue's executor thread (see executor.h).
 #include "engine/executor.h"
 
 #include <atomic>
@@ -7,6 +7,7 @@
 #include <exception>
 #include <mutex>
 #include <thread>
+#include <vector>
 
 namespace engine {
 
@@ -14,14 +15,14 @@ namespace {
 
 class Executor {
  public:
-  void enqueue(const Ref& ref) {
+  void enqueue(std::vector<Ref> refs) {
     std::unique_lock<std::mutex> l(mu_);
     rethrow_locked();
     start_locked();
     // A bound keeps a Python loop from running arbitrarily far ahead of the
     // device (and holding every queued graph alive).
     space_.wait(l, [&] { return queue_.size() < kMaxQueued; });
-    queue_.push_back(ref);
+    queue_.push_back(std::move(refs));
     has_work_.store(true, std::memory_order_release);
     if (waiting_) work_.notify_one();
   }
@@ -63,7 +64,7 @@ class Executor {
 
   void loop() {
     for (;;) {
-      Ref ref;
+      std::vector<Ref> refs;
       bool skip;
       // Ops from a Python loop arrive a few microseconds apart: polling
       // briefly before sleeping spares the dispatching thread a futex wake
@@ -75,7 +76,7 @@ class Executor {
         waiting_ = true;
         work_.wait(l, [&] { return !queue_.empty(); });
         waiting_ = false;
-        ref = std::move(queue_.front());
+        refs = std::move(queue_.front());
         queue_.pop_front();
         has_work_.store(!queue_.empty(), std::memory_order_release);
         busy_ = true;
@@ -84,13 +85,13 @@ class Executor {
       }
       if (!skip) {
         try {
-          materialize({ref});
+          materialize(refs);
         } catch (...) {
           std::lock_guard<std::mutex> l(mu_);
           if (!error_) error_ = std::current_exception();
         }
       }
-      ref = Ref();  // may free the graph behind it: outside the lock
+      refs.clear();  // may free the graph behind it: outside the lock
       std::lock_guard<std::mutex> l(mu_);
       busy_ = false;
       if (queue_.empty()) idle_.notify_all();
@@ -99,7 +100,7 @@ class Executor {
 
   std::mutex mu_;
   std::condition_variable work_, idle_, space_;
-  std::deque<Ref> queue_;
+  std::deque<std::vector<Ref>> queue_;
   bool busy_ = false;
   bool waiting_ = false;  // the executor sleeps on work_
   std::atomic<bool> has_work_{false};
@@ -115,7 +116,7 @@ Executor& executor() {
 
 }  // namespace
 
-void enqueue(const Ref& ref) { executor().enqueue(ref); }
+void enqueue(std::vector<Ref> refs) { executor().enqueue(std::move(refs)); }
 void drain() { executor().drain(); }
 void raise_pending_error() { executor().raise_pending_error(); }
 int64_t queued() { return executor().queued(); }

@@ -1,6 +1,8 @@
-// The strict mode's launch queue: ops are handed to one executor thread that
-// compiles (through the cache) and launches them, so the Python thread pays
-// only for dispatch and recording, like enqueueing on a CUDA stream.
+// The launch queue: work is handed to one executor thread that compiles it
+// (through the cache) and launches it, so the Python thread pays only for
+// dispatch and recording, like enqueueing on a CUDA stream. Strict mode
+// queues each op; fused mode queues each cluster, so recording the next
+// cluster overlaps compiling and launching the last one.
 //
 // An error in queued work is sticky: the first one is kept and raised on the
 // next dispatch, host read or synchronize() of any thread, then cleared, so
@@ -8,18 +10,21 @@
 // values stay deferred and are computed (or fail again) when read.
 #pragma once
 
+#include <vector>
+
 #include "engine/graph.h"
 
 namespace engine {
 
-// Queues ref's deferred graph for launch. Raises a pending sticky error first.
-void enqueue(const Ref& ref);
+// Queues the deferred graph behind refs for launch as one program. Raises a
+// pending sticky error first.
+void enqueue(std::vector<Ref> refs);
 // Waits until everything queued so far has been launched (not completed:
 // PJRT runs it asynchronously), then raises a pending sticky error.
 void drain();
 // Raises (and clears) a pending sticky error without waiting.
 void raise_pending_error();
-// Ops queued and not yet launched.
+// Launches (ops or clusters) queued and not yet done launching.
 int64_t queued();
 
 }  // namespace engine

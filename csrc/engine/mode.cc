@@ -70,41 +70,48 @@ const char* mode_name(Mode m) {
 namespace {
 
 // Pending values of live slots; slots whose storage died are dropped, so a
-// temporary never written to the host is never computed on its own.
+// temporary never written to the host is never computed on its own. Whether
+// a value is already materialized is left to materialize(): the executor may
+// be materializing an earlier cluster right now.
+void count_flush() {
+  std::lock_guard<std::mutex> g(g_mu);
+  ++g_flushes;
+}
+
 std::vector<Ref> take_pending() {
   std::lock_guard<std::mutex> g(g_mu);
   std::vector<Ref> refs;
   for (auto& w : g_pending)
     if (auto s = w.lock())
-      if (s->value && !s->value.node->materialized()) refs.push_back(s->value);
+      if (s->value) refs.push_back(s->value);
   g_pending.clear();
+  reset_recorded_nodes();
   return refs;
+}
+
+// Hands the pending cluster to the launch queue; the caller goes on
+// recording while the executor compiles and launches it.
+void flush_async() {
+  std::vector<Ref> refs = take_pending();
+  if (refs.empty()) return;
+  count_flush();
+  enqueue(std::move(refs));
 }
 
 }  // namespace
 
 void flush() {
+  flush_async();
   drain();
-  std::vector<Ref> refs = take_pending();
-  reset_recorded_nodes();
-  if (refs.empty()) return;
-  {
-    std::lock_guard<std::mutex> g(g_mu);
-    ++g_flushes;
-  }
-  materialize(refs);
 }
 
 void prepare_read(const Ref& ref) {
   drain();
   if (ref.node->materialized()) return;
+  // The queue is idle: materialize here rather than pay a thread hop.
   std::vector<Ref> refs = take_pending();
-  reset_recorded_nodes();
-  {
-    std::lock_guard<std::mutex> g(g_mu);
-    ++g_flushes;
-  }
   refs.push_back(ref);
+  count_flush();
   materialize(refs);
 }
 
@@ -116,7 +123,7 @@ void commit(const std::shared_ptr<Slot>& slot) {
       buffer(slot->value)->await_ready("running an op");
       return;
     case Mode::Strict:
-      enqueue(slot->value);
+      enqueue({slot->value});
       return;
     case Mode::Fused: {
       raise_pending_error();
@@ -126,7 +133,7 @@ void commit(const std::shared_ptr<Slot>& slot) {
         g_pending.push_back(slot);
         over = recorded_nodes() > g_max_nodes;
       }
-      if (over) flush();
+      if (over) flush_async();
       return;
     }
   }

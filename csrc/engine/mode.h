@@ -8,6 +8,8 @@
 //   fused : ops keep recording; the pending values of all live storages are
 //           compiled as one program and launched when the host needs data,
 //           on synchronize(), or when the pending graph grows past a bound.
+//           A cluster cut at the bound goes to the launch queue, so the next
+//           one records while it compiles and runs.
 #pragma once
 
 #include <memory>
@@ -37,7 +39,7 @@ struct Slot {
 // Called whenever an op stores a new value into a slot.
 void commit(const std::shared_ptr<Slot>& slot);
 // Fused mode: compiles and launches every pending value (one program).
-// Other modes: no-op (values are already launched).
+// Every mode: returns once all queued work is launched.
 void flush();
 // Makes ref computable on the host: in fused mode flushes it together with
 // all pending values, so shared subgraphs are computed once.

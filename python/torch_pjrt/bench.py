@@ -4,7 +4,8 @@ CPU eager on the same machine, measured side by side in one run.
 (a) per-op latency of small ops, (b) a training step of a small Llama-style
 model per eager mode, (c) greedy decoding tokens/s per mode at batch 1 and
 64, (d) time to the first training step with a cold and a warm disk cache.
-Medians over repeats, warm-up excluded. Writes bench.json and bench.png."""
+Medians over repeats, warm-up excluded; the sides alternate round by
+round (PyTorch, then each mode) so drift on a shared machine hits all alike. Writes bench.json and bench.png."""
 import argparse
 import copy
 import json
@@ -29,28 +30,36 @@ MODELS = {
 }
 
 
-# Process CPU seconds (all threads) of the last _median_time, beside its wall
-# time: on a loaded machine wall time favours whichever side runs more
-# threads, CPU time shows the work each side does.
-_last_cpu = [0.0]
-
-
-def _median_time(fn, sync, repeats, warmup=2):
-    for _ in range(warmup):
-        fn()
-    sync()
-    ts, cs = [], []
-    for _ in range(repeats):
+def _interleaved(sides, repeats, warmup=2):
+    """Times each side's fn (then its sync) once per round, rounds
+    alternating the sides, so drift on a shared machine (frequency, other
+    load) hits every side alike. sides: {name: (fn, sync, mode)}, mode None
+    for PyTorch CPU. Returns {name: (median wall s, median process CPU s)};
+    process CPU counts all threads: on a loaded machine wall time favours
+    whichever side runs more threads, CPU time shows the work each side
+    does."""
+    def run(fn, sync, mode):
+        if mode:
+            torch_pjrt.set_eager_mode(mode)
         t0, c0 = time.perf_counter(), time.process_time()
         fn()
         sync()
-        ts.append(time.perf_counter() - t0)
-        cs.append(time.process_time() - c0)
-    _last_cpu[0] = statistics.median(cs)
-    return statistics.median(ts)
+        return time.perf_counter() - t0, time.process_time() - c0
+
+    for fn, sync, mode in sides.values():
+        for _ in range(warmup):
+            run(fn, sync, mode)
+    times = {name: ([], []) for name in sides}
+    for _ in range(repeats):
+        for name, side in sides.items():
+            t, c = run(*side)
+            times[name][0].append(t)
+            times[name][1].append(c)
+    torch_pjrt.set_eager_mode("strict")
+    return {name: (statistics.median(t), statistics.median(c)) for name, (t, c) in times.items()}
 
 
-def _cpu_sync():
+def _no_sync():
     pass
 
 
@@ -66,9 +75,10 @@ def bench_ops(repeats):
         a, b = torch.randn(sa), (torch.randn(sb) if sb else None)
         ta, tb = a.to("tpu"), (b.to("tpu") if sb else None)
         inner = 20 if "256" in name else 100
-        cpu = _median_time(lambda: [f(a, b) for _ in range(inner)], _cpu_sync, repeats) / inner
-        with torch_pjrt.eager_mode("strict"):
-            tpu = _median_time(lambda: [f(ta, tb) for _ in range(inner)], torch.tpu.synchronize, repeats) / inner
+        r = _interleaved({"cpu": (lambda: [f(a, b) for _ in range(inner)], _no_sync, None),
+                          "tpu": (lambda: [f(ta, tb) for _ in range(inner)], torch.tpu.synchronize, "strict")},
+                         max(repeats, 5))
+        cpu, tpu = r["cpu"][0] / inner, r["tpu"][0] / inner
         out[name] = {"torch_cpu_us": cpu * 1e6, "tpu_strict_us": tpu * 1e6, "ratio": tpu / cpu}
         print(f"  {name:<18} torch cpu {cpu * 1e6:9.1f} us   tpu strict {tpu * 1e6:9.1f} us   {tpu / cpu:6.2f}x")
     return out
@@ -83,57 +93,54 @@ def _model(cfg):
 def bench_train(cfg, modes, repeats, batch, seq):
     base = _model(cfg).train()
     ids = torch.randint(1, cfg["vocab_size"], (batch, seq))
-    out = {}
 
-    def step_fn(model, opt, x):
+    def step_fn(model, x):
+        opt = torch.optim.AdamW(model.parameters(), lr=1e-4)
+
         def step():
             loss = model(x, labels=x).loss
             loss.backward()
             opt.step()
             opt.zero_grad()
-            return loss
         return step
 
-    m = copy.deepcopy(base)
-    cpu = _median_time(step_fn(m, torch.optim.AdamW(m.parameters(), lr=1e-4), ids), _cpu_sync, repeats)
-    out["torch_cpu_s"] = cpu
-    out["torch_cpu_process_cpu_s"] = _last_cpu[0]
-    print(f"  train step torch cpu {cpu * 1e3:9.1f} ms   (process cpu {_last_cpu[0] * 1e3:.1f} ms)")
+    sides = {"torch_cpu": (step_fn(copy.deepcopy(base), ids), _no_sync, None)}
     for mode in modes:
         torch_pjrt.set_eager_mode(mode)
-        m = copy.deepcopy(base).to("tpu")
-        t = _median_time(step_fn(m, torch.optim.AdamW(m.parameters(), lr=1e-4), ids.to("tpu")),
-                         torch.tpu.synchronize, repeats)
-        out[f"tpu_{mode}_s"] = t
-        out[f"tpu_{mode}_process_cpu_s"] = _last_cpu[0]
-        print(f"  train step tpu {mode:<6} {t * 1e3:9.1f} ms   {cpu / t:6.2f}x torch cpu's speed"
-              f"   (process cpu {_last_cpu[0] * 1e3:.1f} ms)")
-    torch_pjrt.set_eager_mode("strict")
+        sides[f"tpu_{mode}"] = (step_fn(copy.deepcopy(base).to("tpu"), ids.to("tpu")), torch.tpu.synchronize, mode)
+    r = _interleaved(sides, repeats)
+    out = {}
+    cpu = r["torch_cpu"][0]
+    for name, (t, c) in r.items():
+        out[f"{name}_s"] = t
+        out[f"{name}_process_cpu_s"] = c
+        label = name.replace("_", " ", 1)
+        rel = "" if name == "torch_cpu" else f"   {cpu / t:6.2f}x torch cpu's speed"
+        print(f"  train step {label:<10} {t * 1e3:9.1f} ms{rel}   (process cpu {c * 1e3:.1f} ms)")
     return out
 
 
 def bench_decode(cfg, modes, batch, new_tokens, repeats):
     base = _model(cfg).eval()
     prompt = torch.randint(1, cfg["vocab_size"], (batch, 16))
-    out = {}
 
     def gen(model, p):
         return lambda: model.generate(p, attention_mask=torch.ones_like(p), max_new_tokens=new_tokens,
                                       min_new_tokens=new_tokens, do_sample=False)
 
-    cpu = _median_time(gen(base, prompt), _cpu_sync, repeats, warmup=1)
-    out["torch_cpu_tokens_per_s"] = batch * new_tokens / cpu
-    out["torch_cpu_process_cpu_s"] = _last_cpu[0]
-    print(f"  decode b{batch} torch cpu {batch * new_tokens / cpu:9.1f} tokens/s   (process cpu {_last_cpu[0]:.2f} s)")
+    sides = {"torch_cpu": (gen(base, prompt), _no_sync, None)}
     for mode in modes:
         torch_pjrt.set_eager_mode(mode)
-        m = copy.deepcopy(base).to("tpu")
-        t = _median_time(gen(m, prompt.to("tpu")), torch.tpu.synchronize, repeats, warmup=1)
-        out[f"tpu_{mode}_tokens_per_s"] = batch * new_tokens / t
-        out[f"tpu_{mode}_process_cpu_s"] = _last_cpu[0]
-        print(f"  decode b{batch} tpu {mode:<6} {batch * new_tokens / t:9.1f} tokens/s   {cpu / t:6.2f}x torch cpu"
-              f"   (process cpu {_last_cpu[0]:.2f} s)")
-    torch_pjrt.set_eager_mode("strict")
+        sides[f"tpu_{mode}"] = (gen(copy.deepcopy(base).to("tpu"), prompt.to("tpu")), torch.tpu.synchronize, mode)
+    r = _interleaved(sides, repeats, warmup=1)
+    out = {}
+    cpu = r["torch_cpu"][0]
+    for name, (t, c) in r.items():
+        out[f"{name}_tokens_per_s"] = batch * new_tokens / t
+        out[f"{name}_process_cpu_s"] = c
+        label = name.replace("_", " ", 1)
+        rel = "" if name == "torch_cpu" else f"   {cpu / t:6.2f}x torch cpu"
+        print(f"  decode b{batch} {label:<10} {batch * new_tokens / t:9.1f} tokens/s{rel}   (process cpu {c:.2f} s)")
     return out
 
 
@@ -222,7 +229,7 @@ def main(argv=None):
     print("(b) training step, batch 4, sequence 64")
     res["train"] = bench_train(cfg, modes, a.repeats, 4, 64)
     print("(c) greedy decoding")
-    res["decode"] = {f"b{b}": bench_decode(cfg, modes, b, a.decode_tokens, max(2, a.repeats // 2)) for b in (1, 64)}
+    res["decode"] = {f"b{b}": bench_decode(cfg, modes, b, a.decode_tokens, a.repeats) for b in (1, 64)}
     print("(d) time to first training step")
     res["first_step"] = bench_first_step(a.model, "fused" if "fused" in modes else modes[0])
     tr, d64 = res["train"], res["decode"]["b64"]
