@@ -137,16 +137,65 @@ void append_type(std::string& key, const shlo::Type& t) {
 
 }  // namespace
 
-void materialize(const std::vector<Ref>& refs) {
-  std::lock_guard<std::mutex> lock(g_materialize_mu);
-  // Topological order of the deferred nodes behind refs; materialized inputs
-  // become program parameters.
+namespace {
+
+// Where a deferred node's input comes from inside one program: a parameter
+// (a materialized value) or an output of an earlier node of the program.
+struct Source {
+  bool param;
+  int at;         // parameter index, or position of the node in the order
+  int index = 0;  // output index of that node
+};
+
+// The program behind some refs: deferred nodes in topological order, each
+// input resolved to a Source, and the materialized values it reads.
+struct Plan {
   std::vector<Node*> order;
-  std::unordered_map<Node*, int> pos;             // deferred node -> index in order
-  std::map<std::pair<Node*, int>, int> param_of;  // materialized output -> param index
+  std::vector<std::vector<Source>> sources;  // per node of order
   std::vector<Ref> params;
+  std::vector<int> targets;  // positions in order whose outputs the program returns
+};
+
+int param_index(Plan& p, const Ref& in) {
+  for (size_t i = 0; i < p.params.size(); ++i)
+    if (p.params[i].node == in.node && p.params[i].index == in.index) return static_cast<int>(i);
+  p.params.push_back(in);
+  return static_cast<int>(p.params.size()) - 1;
+}
+
+// The common strict-mode case, one op whose inputs are all on the device:
+// no graph walk and no maps (this runs once per op on the launch path).
+bool plan_single(const std::vector<Ref>& refs, Plan& p) {
+  Node* n = nullptr;
+  for (const Ref& r : refs) {
+    if (!r || r.node->materialized()) continue;
+    if (n && n != r.node.get()) return false;
+    n = r.node.get();
+  }
+  if (!n) return true;  // nothing to compute
+  for (const Ref& in : n->inputs)
+    if (!in.node->materialized()) return false;
+  p.order.push_back(n);
+  p.sources.emplace_back();
+  for (const Ref& in : n->inputs) p.sources[0].push_back(Source{true, param_index(p, in)});
+  p.targets.push_back(0);
+  return true;
+}
+
+void plan_graph(const std::vector<Ref>& refs, Plan& p) {
+  std::unordered_map<Node*, int> pos;  // deferred node -> position in order
+  std::unordered_map<Node*, std::vector<int>> param_of;  // materialized node -> param index per output
   std::vector<std::pair<Node*, size_t>> stack;
   std::unordered_set<Node*> pushed;  // a DAG: a pushed node is finished or an ancestor
+  auto param = [&](const Ref& in) {
+    auto& slots = param_of[in.node.get()];
+    if (slots.size() <= static_cast<size_t>(in.index)) slots.resize(in.index + 1, -1);
+    if (slots[in.index] < 0) {
+      slots[in.index] = static_cast<int>(p.params.size());
+      p.params.push_back(in);
+    }
+    return slots[in.index];
+  };
   for (const Ref& r : refs) {
     if (!r || r.node->materialized() || pushed.count(r.node.get())) continue;
     stack.push_back({r.node.get(), 0});
@@ -154,52 +203,64 @@ void materialize(const std::vector<Ref>& refs) {
     while (!stack.empty()) {
       auto& [n, next] = stack.back();
       if (next < n->inputs.size()) {
-        const Ref& in = n->inputs[next++];
-        Node* m = in.node.get();
-        if (m->materialized()) {
-          auto k = std::make_pair(m, in.index);
-          if (!param_of.count(k)) {
-            param_of[k] = static_cast<int>(params.size());
-            params.push_back(in);
-          }
-        } else if (pushed.insert(m).second) {
-          stack.push_back({m, 0});
-        }
+        Node* m = n->inputs[next++].node.get();
+        if (!m->materialized() && pushed.insert(m).second) stack.push_back({m, 0});
         continue;
       }
-      pos[n] = static_cast<int>(order.size());
-      order.push_back(n);
+      pos[n] = static_cast<int>(p.order.size());
+      p.order.push_back(n);
       stack.pop_back();
     }
   }
-  if (order.empty()) return;
-
-  // Outputs: every output of every requested node, each node once.
-  std::vector<Node*> targets;
+  // Inputs resolved in program order, so parameters are numbered by first use.
+  p.sources.resize(p.order.size());
+  for (size_t i = 0; i < p.order.size(); ++i)
+    for (const Ref& in : p.order[i]->inputs)
+      p.sources[i].push_back(in.node->materialized() ? Source{true, param(in)}
+                                                      : Source{false, pos[in.node.get()], in.index});
   for (const Ref& r : refs) {
-    if (!r || !pos.count(r.node.get())) continue;
+    if (!r) continue;
+    auto it = pos.find(r.node.get());
+    if (it == pos.end()) continue;
     bool seen = false;
-    for (Node* t : targets) seen |= t == r.node.get();
-    if (!seen) targets.push_back(r.node.get());
+    for (int t : p.targets) seen |= t == it->second;
+    if (!seen) p.targets.push_back(it->second);
   }
+}
+
+}  // namespace
+
+void materialize(const std::vector<Ref>& refs) {
+  std::lock_guard<std::mutex> lock(g_materialize_mu);
+  Plan plan;
+  if (!plan_single(refs, plan)) plan_graph(refs, plan);
+  if (plan.order.empty()) return;
+  const std::vector<Node*>& order = plan.order;
+  const std::vector<Ref>& params = plan.params;
 
   std::string key;
-  key.reserve(256);
+  key.reserve(128);
   for (const Ref& p : params) append_type(key, p.type());
-  for (Node* n : order) {
+  for (size_t i = 0; i < order.size(); ++i) {
     key += '|';
-    key += n->key;
+    key += order[i]->key;
     key += '(';
-    for (const Ref& in : n->inputs) {
-      auto it = param_of.find({in.node.get(), in.index});
-      if (it != param_of.end()) key += 'p' + std::to_string(it->second);
-      else key += 'n' + std::to_string(pos[in.node.get()]) + '.' + std::to_string(in.index);
+    for (const Source& s : plan.sources[i]) {
+      key += s.param ? 'p' : 'n';
+      key += std::to_string(s.at);
+      if (!s.param) {
+        key += '.';
+        key += std::to_string(s.index);
+      }
       key += ',';
     }
     key += ')';
   }
   key += "->";
-  for (Node* t : targets) key += std::to_string(pos[t]) + ',';
+  for (int t : plan.targets) {
+    key += std::to_string(t);
+    key += ',';
+  }
 
   auto build = [&]() {
     shlo::Builder b;
@@ -209,10 +270,7 @@ void materialize(const std::vector<Ref>& refs) {
     for (size_t i = 0; i < order.size(); ++i) {
       Node* n = order[i];
       std::vector<shlo::Value> in;
-      for (const Ref& r : n->inputs) {
-        auto it = param_of.find({r.node.get(), r.index});
-        in.push_back(it != param_of.end() ? pvals[it->second] : vals[pos[r.node.get()]][r.index]);
-      }
+      for (const Source& s : plan.sources[i]) in.push_back(s.param ? pvals[s.at] : vals[s.at][s.index]);
       vals[i] = n->lower(b, in);
       if (vals[i].size() != n->out_types.size())
         throw pjrt::Error("lowering of '" + n->key + "' produced " + std::to_string(vals[i].size()) +
@@ -223,8 +281,8 @@ void materialize(const std::vector<Ref>& refs) {
                             ", expected " + n->out_types[k].str());
     }
     std::vector<shlo::Value> outs;
-    for (Node* t : targets)
-      for (const shlo::Value& v : vals[pos[t]]) outs.push_back(v);
+    for (int t : plan.targets)
+      for (const shlo::Value& v : vals[t]) outs.push_back(v);
     return b.finish(outs);
   };
 
@@ -257,15 +315,16 @@ void materialize(const std::vector<Ref>& refs) {
   }
   track_in_flight(std::move(done));
   size_t k = 0;
-  for (Node* t : targets) {
+  for (int i : plan.targets) {
+    Node* t = order[i];
     t->buffers.assign(outs.begin() + k, outs.begin() + k + t->out_types.size());
     k += t->out_types.size();
   }
   // Materialized nodes forget how they were made, so the graph behind them
   // can be freed.
-  for (Node* t : targets) {
-    t->inputs.clear();
-    t->lower = nullptr;
+  for (int i : plan.targets) {
+    order[i]->inputs.clear();
+    order[i]->lower = nullptr;
   }
 }
 
