@@ -171,3 +171,38 @@ def test_in_place_chain_then_read_sees_every_update(restore_mode):
     for i in range(300):
         x.add_(i)
     assert x[0].item() == sum(range(300))
+
+
+def test_strict_loop_longer_than_the_launch_queue(restore_mode):
+    # 3000 ops fill the bounded queue (1024) and make the producer wait
+    # for it to drain; every op still runs, in order.
+    torch_pjrt.set_eager_mode("strict")
+    x = torch.zeros(4, device=TPU)
+    for _ in range(3000):
+        x = x + 1
+    torch.tpu.synchronize()
+    assert x[0].item() == 3000
+
+
+def test_fused_clusters_cut_at_the_bound_run_while_recording_goes_on(restore_mode):
+    # Clusters cut at the size bound are launched from the queue; values read
+    # later (and values of earlier clusters used by later ones) are right.
+    torch_pjrt.set_eager_mode("fused")
+    torch.tpu.synchronize()
+    old = torch_pjrt.fused_stats()["max_nodes"]
+    torch_pjrt._C._set_fused_max_nodes(25)
+    try:
+        x = torch.randn(64, device=TPU)
+        ref = x.cpu()
+        outs, refs = [], []
+        for i in range(40):
+            x = torch.tanh(x * 1.01 + 0.01 * i)
+            ref = torch.tanh(ref * 1.01 + 0.01 * i)
+            if i % 10 == 0:
+                outs.append(x)
+                refs.append(ref)
+        for o, r in zip(outs, refs):
+            assert_close(o, r)
+        assert_close(x, ref)
+    finally:
+        torch_pjrt._C._set_fused_max_nodes(old)
