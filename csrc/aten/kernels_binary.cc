@@ -182,12 +182,13 @@ struct PowTensorScalar {
   void operator()(M& m, const at::Tensor& out, const at::Tensor& base, const at::Scalar& e) const {
     check_dtype("pow", m.common_dtype(), Accepts::NoBool);
     shlo::DType c = common(m);
-    // The exponents PyTorch's CPU kernel special-cases become multiplies and
-    // roots (x.pow(2) in every RMSNorm): faster than a generic power and the
-    // same values as the CPU. Only this small set enters the cache key.
+    // The exponents PyTorch special-cases become fills, copies, multiplies
+    // and roots (x.pow(2) in every RMSNorm, x.pow(1) in its backward):
+    // faster than a generic power and the same values as the CPU. Only this
+    // small set enters the cache key.
     if (shlo::is_float(c) && !e.isComplex()) {
       double v = e.toDouble();
-      for (double special : {2.0, 3.0, 0.5, -0.5, -1.0, -2.0}) {
+      for (double special : {0.0, 1.0, 2.0, 3.0, 0.5, -0.5, -1.0, -2.0}) {
         if (v != special) continue;
         pointwise(out, "pow_special:" + std::to_string(v), {base}, c, {}, [v](Builder& b, const Vals& x) {
           return ops::pow_special(b, x[0], v);

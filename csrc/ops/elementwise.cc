@@ -545,7 +545,9 @@ Value pow_special(Builder& b, Value x, double e) {
   Value u = up(b, x);
   Value one = b.constant(u.dtype(), 1.0, u.shape());
   Value r;
-  if (e == 2.0) r = b.mul(u, u);
+  if (e == 0.0) r = one;  // even for NaN and inf, as PyTorch fills ones
+  else if (e == 1.0) r = u;
+  else if (e == 2.0) r = b.mul(u, u);
   else if (e == 3.0) r = b.mul(b.mul(u, u), u);
   else if (e == 0.5) r = b.unary("sqrt", u);
   else if (e == -0.5) r = b.unary("rsqrt", u);

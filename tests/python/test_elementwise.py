@@ -509,6 +509,8 @@ def test_pow_semantics():
         check(lambda x: x ** e, x)
         check(lambda x: x.pow(e), x.to(torch.bfloat16))
         check(lambda x: torch.pow(e, x), x)  # pow.Scalar
+    for e in [0, 1, 0.0, 1.0]:  # a fill and a copy, NaN and inf included
+        check(lambda x: x ** e, with_specials(rand([4, 5])))
     check(lambda x: 2 ** x, rand([3, 4], torch.int64, 0, 10))
     check(lambda x: 2.5 ** x, rand([3, 4], torch.int64, 0, 10))
     check(lambda x: x ** 1.5, rand([3, 4], torch.int64, 0, 10))
