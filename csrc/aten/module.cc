@@ -71,6 +71,7 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_memory_allocated", [] { return pjrt::live_bytes(); });
   m.def("_max_memory_allocated", [] { return pjrt::peak_bytes(); });
+  m.def("_donated_buffers", [] { return engine::donated_buffers(); });
   m.def("_reset_peak_memory_stats", [] { pjrt::reset_peak_bytes(); });
   m.def("_default_generator", [](int i) {
     const at::Generator& g = at::detail::getPrivateUse1Hooks().getDefaultGenerator(static_cast<c10::DeviceIndex>(i));

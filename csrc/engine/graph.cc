@@ -1,6 +1,9 @@
 #include "engine/graph.h"
 
 #include <atomic>
+#include <limits>
+#include <cstdlib>
+#include <algorithm>
 #include <cstring>
 #include <exception>
 #include <map>
@@ -228,6 +231,79 @@ void plan_graph(const std::vector<Ref>& refs, Plan& p) {
   }
 }
 
+// Donation: a parameter whose node nothing outside this program can reach
+// once it has run is consumed by the program, its buffer reused for an
+// output of the same type, so x.add_(1) or an optimizer step updates in
+// place instead of holding old and new copies at once.
+//
+// Reachability is read from reference counts: every reference to a node is
+// a Ref, and the Refs this call knows of are the program's own (inputs of
+// its nodes, the requested refs, the parameter list). A node with more
+// references than that is held elsewhere (a tensor, a queued op, a deferred
+// check) and is left alone. Nodes of the program that are not outputs live
+// on only if held elsewhere; references from them count as internal only
+// when they die with the program.
+bool g_donation = [] {
+  const char* env = std::getenv("TORCH_PJRT_DONATE");
+  return !(env && std::string(env) == "0");
+}();
+std::atomic<int64_t> g_donated{0};
+
+std::vector<std::pair<int, int>> plan_donation(const Plan& p, const std::vector<Ref>& refs) {
+  std::vector<std::pair<int, int>> aliases;
+  if (!g_donation || p.params.empty()) return aliases;
+  // For each node: Refs to it held by this program, and all Refs to it. The
+  // total can only fall while we look (a holder may let go, none can be
+  // added without one), so the smallest reading is kept.
+  struct Count {
+    long internal = 0;
+    long total = std::numeric_limits<long>::max();
+    std::vector<int> users;  // program nodes reading it
+  };
+  std::unordered_map<const Node*, Count> count;
+  auto see = [&](const Ref& r) {
+    Count& c = count[r.node.get()];
+    ++c.internal;
+    c.total = std::min(c.total, r.node.use_count());
+    return &c;
+  };
+  for (const Ref& r : refs)
+    if (r) see(r);
+  for (const Ref& r : p.params) see(r);
+  for (size_t i = 0; i < p.order.size(); ++i)
+    for (const Ref& in : p.order[i]->inputs) see(in)->users.push_back(static_cast<int>(i));
+  auto unreachable_after = [&](const Count& c, const std::vector<char>& releases) {
+    if (c.total != c.internal) return false;  // held outside this program
+    for (int u : c.users)
+      if (!releases[u]) return false;
+    return true;
+  };
+  // Outputs drop their inputs after the run; any other program node dies
+  // with the run when only dying program nodes hold it. Users come later in
+  // topological order, so one backward pass settles it.
+  std::vector<char> releases(p.order.size(), 0);
+  for (int t : p.targets) releases[t] = 1;
+  for (int i = static_cast<int>(p.order.size()) - 1; i >= 0; --i)
+    if (!releases[i]) releases[i] = unreachable_after(count[p.order[i]], releases);
+
+  std::vector<const shlo::Type*> outs;
+  for (int t : p.targets)
+    for (const shlo::Type& ty : p.order[t]->out_types) outs.push_back(&ty);
+  std::vector<char> taken(outs.size(), 0);
+  for (size_t i = 0; i < p.params.size(); ++i) {
+    const Ref& r = p.params[i];
+    if (r.node->buffers[r.index].use_count() != 1) continue;  // someone holds the buffer itself
+    if (!unreachable_after(count[r.node.get()], releases)) continue;
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (taken[o] || !(*outs[o] == r.type())) continue;
+      taken[o] = 1;
+      aliases.emplace_back(static_cast<int>(i), static_cast<int>(o));
+      break;
+    }
+  }
+  return aliases;
+}
+
 }  // namespace
 
 void materialize(const std::vector<Ref>& refs) {
@@ -237,6 +313,7 @@ void materialize(const std::vector<Ref>& refs) {
   if (plan.order.empty()) return;
   const std::vector<Node*>& order = plan.order;
   const std::vector<Ref>& params = plan.params;
+  const std::vector<std::pair<int, int>> aliases = plan_donation(plan, refs);
 
   std::string key;
   key.reserve(128);
@@ -261,6 +338,12 @@ void materialize(const std::vector<Ref>& refs) {
     key += std::to_string(t);
     key += ',';
   }
+  for (const auto& [param, out] : aliases) {
+    key += '~';
+    key += std::to_string(param);
+    key += '>';
+    key += std::to_string(out);
+  }
 
   auto build = [&]() {
     shlo::Builder b;
@@ -283,7 +366,7 @@ void materialize(const std::vector<Ref>& refs) {
     std::vector<shlo::Value> outs;
     for (int t : plan.targets)
       for (const shlo::Value& v : vals[t]) outs.push_back(v);
-    return b.finish(outs);
+    return b.finish(outs, aliases);
   };
 
   // Names the ops and input types for error messages; built only on failure.
@@ -308,11 +391,14 @@ void materialize(const std::vector<Ref>& refs) {
   for (const Ref& p : params) args.push_back(p.node->buffers[p.index]->get());
   std::vector<pjrt::BufferPtr> outs;
   std::unique_ptr<pjrt::Event> done;
+  for (const auto& a : aliases) params[a.first].node->buffers[params[a.first].index]->set_donated(true);
   try {
     outs = exe->execute(args, {}, false, &done);
   } catch (const pjrt::Error& e) {
+    for (const auto& a : aliases) params[a.first].node->buffers[params[a.first].index]->set_donated(false);
     throw pjrt::Error("running " + what() + " failed: " + e.what(), e.code());
   }
+  g_donated.fetch_add(static_cast<int64_t>(aliases.size()), std::memory_order_relaxed);
   track_in_flight(std::move(done));
   size_t k = 0;
   for (int i : plan.targets) {
@@ -327,6 +413,8 @@ void materialize(const std::vector<Ref>& refs) {
     order[i]->lower = nullptr;
   }
 }
+
+int64_t donated_buffers() { return g_donated.load(std::memory_order_relaxed); }
 
 void synchronize() {
   flush();

@@ -66,6 +66,9 @@ pjrt::BufferPtr buffer(const Ref& ref);
 int64_t recorded_nodes();
 void reset_recorded_nodes();
 
+// Parameter buffers programs have consumed in place (see materialize()).
+int64_t donated_buffers();
+
 // Waits for every launched program; raises the first error among them.
 void synchronize();
 // Materializes and copies to dense row-major host memory; waits.

@@ -132,13 +132,19 @@ Buffer::Buffer(const Api* api, PJRT_Buffer* b, int64_t bytes) : api_(api), buf_(
 }
 
 Buffer::~Buffer() {
-  g_live.fetch_sub(bytes_);
+  if (!donated_) g_live.fetch_sub(bytes_);
   auto d = PJRT_ARGS(PJRT_Buffer_Destroy_Args);
   d.buffer = buf_;
   if (PJRT_Error* e = api_->raw()->PJRT_Buffer_Destroy(&d)) {
     PJRT_Error_Code c;
     error_text(api_->raw(), e, &c);  // nothing sensible to do in a destructor
   }
+}
+
+void Buffer::set_donated(bool donated) {
+  if (donated == donated_) return;
+  donated_ = donated;
+  g_live.fetch_add(donated ? -bytes_ : bytes_);
 }
 
 PJRT_Buffer_Type Buffer::element_type() const {

@@ -59,11 +59,15 @@ class Buffer {
   void to_host(void* dst, size_t nbytes) const;
   // Waits for the buffer's producer; throws its error if it failed.
   void await_ready(const std::string& context) const;
+  // A program is about to consume this buffer (donation): it stops counting
+  // in live_bytes() now, or counts again if the launch failed.
+  void set_donated(bool donated);
 
  private:
   const Api* api_;
   PJRT_Buffer* buf_;
   int64_t bytes_;
+  bool donated_ = false;
 };
 using BufferPtr = std::shared_ptr<Buffer>;
 

@@ -214,10 +214,13 @@ std::string Builder::region(const std::vector<Type>& args, const RegionFn& fn) {
   return text + std::string(indent_, ' ') + "}";
 }
 
-std::string Builder::finish(const std::vector<Value>& results) {
+std::string Builder::finish(const std::vector<Value>& results, const std::vector<std::pair<int, int>>& aliases) {
   std::string s = "module @torch_pjrt {\n  func.func public @main(";
-  for (size_t i = 0; i < params_.size(); ++i)
+  for (size_t i = 0; i < params_.size(); ++i) {
     s += (i ? ", " : "") + std::string("%") + std::to_string(i) + ": " + params_[i].str();
+    for (const auto& [param, result] : aliases)
+      if (param == static_cast<int>(i)) s += " {tf.aliasing_output = " + std::to_string(result) + " : i32}";
+  }
   std::vector<Type> rt;
   for (const Value& v : results) rt.push_back(v.type);
   s += ") -> " + type_list(rt, true) + " {\n";

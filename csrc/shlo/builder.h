@@ -7,6 +7,7 @@
 #include <functional>
 #include <initializer_list>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace shlo {
@@ -51,7 +52,10 @@ class Builder {
   // Adds a function argument (in call order).
   Value param(const Type& t);
   // Finishes the function with these results and returns the module text.
-  std::string finish(const std::vector<Value>& results);
+  // aliases: (param, result) pairs whose result may reuse the param's device
+  // buffer (the caller donates that param when it runs the program).
+  std::string finish(const std::vector<Value>& results,
+                     const std::vector<std::pair<int, int>>& aliases = {});
 
   // Generic op: "name"(operands) ({regions}) {attrs} : (in types) -> (out types)
   std::vector<Value> op(const std::string& name, const std::vector<Value>& operands,

@@ -149,6 +149,8 @@ def memory_stats(device=None) -> dict:
     return {
         "allocated_bytes.all.current": memory_allocated(device),
         "allocated_bytes.all.peak": max_memory_allocated(device),
+        # buffers programs consumed in place (in-place updates, optimizer steps)
+        "num_donated_buffers": int(_C._donated_buffers()),
     }
 
 
