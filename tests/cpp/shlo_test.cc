@@ -65,3 +65,20 @@ TEST(Shlo, ConstantsRoundTripBits) {
   EXPECT_NEAR(out[1], -0.3333f, 1e-3);
   EXPECT_EQ(out[2], -2147483648.0f);
 }
+
+TEST(Shlo, AliasedParamIsConsumedByTheProgram) {
+  // A (param, result) alias compiles to a program that takes the input's
+  // buffer for its result: the donated input is gone after the run.
+  Builder b;
+  Value x = b.param(Type{DType::F32, {4}});
+  std::string text = b.finish({b.add(x, x)}, {{0, 0}});
+  EXPECT_NE(text.find("tf.aliasing_output = 0 : i32"), std::string::npos);
+  auto& c = test_env::client();
+  auto exe = c.compile(text);
+  std::vector<float> in{1, 2, 3, 4}, out(4);
+  auto buf = c.from_host(in.data(), PJRT_Buffer_Type_F32, {4});
+  auto r = exe->execute({buf->get()});
+  r[0]->to_host(out.data(), 16);
+  EXPECT_EQ(out, (std::vector<float>{2, 4, 6, 8}));
+  EXPECT_THROW(buf->to_host(in.data(), 16), pjrt::Error);
+}
