@@ -189,7 +189,7 @@ struct Threshold {
                   const at::Scalar& value) const {
     check_dtype("threshold", m.common_dtype(), Accepts::NoBool);
     shlo::DType c = common(m);
-    pointwise(out, "threshold", {self}, c, {scalar_of(th, c), scalar_of(value, c)},
+    pointwise(out, "threshold", {self}, c, {param(th, c), param(value, c)},
               [](Builder& b, const Vals& v) { return ops::threshold(b, v[0], v[0], v[1], v[2]); });
   }
 };
@@ -200,7 +200,7 @@ struct ThresholdBackward {
                   const at::Scalar& th) const {
     check_dtype("threshold_backward", m.common_dtype(), Accepts::NoBool);
     shlo::DType c = common(m);
-    pointwise(out, "threshold_backward", {self, grad}, c, {scalar_of(th, c), scalar_of(0, c)},
+    pointwise(out, "threshold_backward", {self, grad}, c, {param(th, c), scalar_of(0, c)},
               [](Builder& b, const Vals& v) { return ops::threshold(b, v[0], v[1], v[2], v[3]); });
   }
 };

@@ -421,7 +421,10 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
 Value compare(Builder& b, Cmp dir, Value x, Value y) { return b.compare(dir, x, y); }
 
 Value threshold(Builder& b, Value x, Value other, Value th, Value value) {
-  return b.select(cmp(b, Cmp::LE, x, fit(b, th, x)), fit(b, value, other), other);
+  // Compared in float for bf16/f16 against the unrounded threshold, as the
+  // CPU kernel does (0.3008 > 0.3 even though bf16(0.3) == 0.3008).
+  Value xu = up(b, x);
+  return b.select(cmp(b, Cmp::LE, xu, fit(b, th, xu)), fit(b, value, other), other);
 }
 
 Value leaky_relu(Builder& b, Value x, Value slope) {

@@ -250,6 +250,15 @@ def test_activation_inplace(name):
     check(fn, rand([4, 5], torch.bfloat16, -4, 4))
 
 
+def test_threshold_compares_half_inputs_in_float():
+    # bf16(0.3) == 0.30078125 > 0.3: the CPU keeps it (compares in float).
+    x = torch.tensor([0.30078125, 0.296875, 0.3125, -1.0], dtype=torch.bfloat16)
+    check(lambda x: F.threshold(x, 0.3, -2.0), x)
+    check(lambda x: F.threshold(x, 0.3, -2.0), x.half())
+    g = torch.ones_like(x)
+    check(lambda x, g: torch.ops.aten.threshold_backward(g, x, 0.3), x, g)
+
+
 @pytest.mark.parametrize("name", list(ACTIVATIONS))
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_activation_gradient(name, dtype):
