@@ -249,9 +249,42 @@ bool g_donation = [] {
 }();
 std::atomic<int64_t> g_donated{0};
 
+// Pairs donatable parameters with unused outputs of their type.
+void pair_outputs(const Plan& p, const std::vector<char>& donatable, std::vector<std::pair<int, int>>& aliases) {
+  std::vector<const shlo::Type*> outs;
+  for (int t : p.targets)
+    for (const shlo::Type& ty : p.order[t]->out_types) outs.push_back(&ty);
+  std::vector<char> taken(outs.size(), 0);
+  for (size_t i = 0; i < p.params.size(); ++i) {
+    if (!donatable[i]) continue;
+    for (size_t o = 0; o < outs.size(); ++o) {
+      if (taken[o] || !(*outs[o] == p.params[i].type())) continue;
+      taken[o] = 1;
+      aliases.emplace_back(static_cast<int>(i), static_cast<int>(o));
+      break;
+    }
+  }
+}
+
 std::vector<std::pair<int, int>> plan_donation(const Plan& p, const std::vector<Ref>& refs) {
   std::vector<std::pair<int, int>> aliases;
   if (!g_donation || p.params.empty()) return aliases;
+  std::vector<char> donatable(p.params.size(), 0);
+  if (p.order.size() == 1) {
+    // One op (every strict launch): its node is an output and drops its
+    // inputs after the run, so a parameter goes if no one else holds it.
+    const Node* n = p.order[0];
+    for (size_t i = 0; i < p.params.size(); ++i) {
+      const Ref& r = p.params[i];
+      if (r.node->buffers[r.index].use_count() != 1) continue;
+      long held = 1;  // the parameter list
+      for (const Ref& in : n->inputs) held += in.node == r.node;
+      for (const Ref& q : refs) held += q.node == r.node;
+      donatable[i] = r.node.use_count() == held;
+    }
+    pair_outputs(p, donatable, aliases);
+    return aliases;
+  }
   // For each node: Refs to it held by this program, and all Refs to it. The
   // total can only fall while we look (a holder may let go, none can be
   // added without one), so the smallest reading is kept.
@@ -286,21 +319,12 @@ std::vector<std::pair<int, int>> plan_donation(const Plan& p, const std::vector<
   for (int i = static_cast<int>(p.order.size()) - 1; i >= 0; --i)
     if (!releases[i]) releases[i] = unreachable_after(count[p.order[i]], releases);
 
-  std::vector<const shlo::Type*> outs;
-  for (int t : p.targets)
-    for (const shlo::Type& ty : p.order[t]->out_types) outs.push_back(&ty);
-  std::vector<char> taken(outs.size(), 0);
   for (size_t i = 0; i < p.params.size(); ++i) {
     const Ref& r = p.params[i];
-    if (r.node->buffers[r.index].use_count() != 1) continue;  // someone holds the buffer itself
-    if (!unreachable_after(count[r.node.get()], releases)) continue;
-    for (size_t o = 0; o < outs.size(); ++o) {
-      if (taken[o] || !(*outs[o] == r.type())) continue;
-      taken[o] = 1;
-      aliases.emplace_back(static_cast<int>(i), static_cast<int>(o));
-      break;
-    }
+    donatable[i] = r.node->buffers[r.index].use_count() == 1 &&  // nobody holds the buffer itself
+                   unreachable_after(count[r.node.get()], releases);
   }
+  pair_outputs(p, donatable, aliases);
   return aliases;
 }
 
