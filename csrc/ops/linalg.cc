@@ -64,6 +64,20 @@ Value baddbmm(Builder& b, Value self, Value b1, Value b2, Value beta, Value alph
 }
 
 Value addbmm(Builder& b, Value self, Value b1, Value b2, Value beta, Value alpha) {
+  int64_t batches = b1.shape()[0], n = b1.shape()[1], k = b1.shape()[2], m = b2.shape()[2];
+  // bf16 / f16: the CPU adds one batch's product at a time into the result,
+  // rounding to the dtype after each; so do we, for any sane batch count
+  // (each step is an addmm), or the sums differ by an ulp or two.
+  if (accumulate_dtype(b1.dtype()) != b1.dtype() && batches > 1 && batches <= 64) {
+    Value r = self;
+    Value one = b.constant(beta.dtype(), 1.0);
+    for (int64_t i = 0; i < batches; ++i) {
+      Value x = b.reshape(b.slice(b1, {i, 0, 0}, {i + 1, n, k}, {1, 1, 1}), {n, k});
+      Value y = b.reshape(b.slice(b2, {i, 0, 0}, {i + 1, k, m}, {1, 1, 1}), {k, m});
+      r = add_scaled(b, r, contract(b, x, y, {}, {}, {1}, {0}), i == 0 ? beta : one, alpha, b1.dtype());
+    }
+    return r;
+  }
   // Contracting the batch dim together with k sums the per-batch products.
   return add_scaled(b, self, contract(b, b1, b2, {}, {}, {0, 2}, {0, 1}), beta, alpha, b1.dtype());
 }
