@@ -69,15 +69,15 @@ const char* mode_name(Mode m) {
 
 namespace {
 
-// Pending values of live slots; slots whose storage died are dropped, so a
-// temporary never written to the host is never computed on its own. Whether
-// a value is already materialized is left to materialize(): the executor may
-// be materializing an earlier cluster right now.
 void count_flush() {
   std::lock_guard<std::mutex> g(g_mu);
   ++g_flushes;
 }
 
+// Pending values of live slots; slots whose storage died are dropped, so a
+// temporary never written to the host is never computed on its own. Whether
+// a value is already materialized is left to materialize(): the executor may
+// be materializing an earlier cluster right now.
 std::vector<Ref> take_pending() {
   std::lock_guard<std::mutex> g(g_mu);
   std::vector<Ref> refs;
