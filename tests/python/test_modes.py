@@ -1,5 +1,6 @@
 """The three eager modes: same results, where errors surface, thread-local
 selection, the fused mode's flushes and the strict mode's launch queue."""
+import contextlib
 import threading
 
 import pytest
@@ -20,6 +21,19 @@ def restore_mode():
     before = torch_pjrt.get_eager_mode()
     yield
     torch_pjrt.set_eager_mode(before)
+
+
+@contextlib.contextmanager
+def fused_bound(n):
+    """Fused mode with a size bound of n pending nodes."""
+    torch_pjrt.set_eager_mode("fused")
+    torch.tpu.synchronize()
+    old = torch_pjrt.fused_stats()["max_nodes"]
+    torch_pjrt._C._set_fused_max_nodes(n)
+    try:
+        yield
+    finally:
+        torch_pjrt._C._set_fused_max_nodes(old)
 
 
 def small_program(x, w):
@@ -104,19 +118,13 @@ def test_fused_mode_defers_until_the_host_needs_data(restore_mode):
 
 
 def test_fused_size_bound_flushes(restore_mode):
-    torch_pjrt.set_eager_mode("fused")
-    torch.tpu.synchronize()
-    old = torch_pjrt.fused_stats()["max_nodes"]
-    torch_pjrt._C._set_fused_max_nodes(10)
-    try:
+    with fused_bound(10):
         before = torch_pjrt.fused_stats()["flushes"]
         x = torch.zeros(8, device=TPU)
         for _ in range(50):
             x += 1
         assert torch_pjrt.fused_stats()["flushes"] > before
         assert_close(x, torch.full((8,), 50.0))
-    finally:
-        torch_pjrt._C._set_fused_max_nodes(old)
 
 
 def test_eager_mode_context_is_thread_local(restore_mode):
@@ -187,11 +195,7 @@ def test_strict_loop_longer_than_the_launch_queue(restore_mode):
 def test_fused_clusters_cut_at_the_bound_run_while_recording_goes_on(restore_mode):
     # Clusters cut at the size bound are launched from the queue; values read
     # later (and values of earlier clusters used by later ones) are right.
-    torch_pjrt.set_eager_mode("fused")
-    torch.tpu.synchronize()
-    old = torch_pjrt.fused_stats()["max_nodes"]
-    torch_pjrt._C._set_fused_max_nodes(25)
-    try:
+    with fused_bound(25):
         x = torch.randn(64, device=TPU)
         ref = x.cpu()
         outs, refs = [], []
@@ -204,5 +208,3 @@ def test_fused_clusters_cut_at_the_bound_run_while_recording_goes_on(restore_mod
         for o, r in zip(outs, refs):
             assert_close(o, r)
         assert_close(x, ref)
-    finally:
-        torch_pjrt._C._set_fused_max_nodes(old)
