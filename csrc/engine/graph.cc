@@ -1,11 +1,11 @@
 #include "engine/graph.h"
 
-#include <atomic>
-#include <limits>
-#include <cstdlib>
 #include <algorithm>
+#include <atomic>
+#include <cstdlib>
 #include <cstring>
 #include <exception>
+#include <limits>
 #include <map>
 #include <mutex>
 #include <unordered_map>
@@ -269,22 +269,6 @@ void pair_outputs(const Plan& p, const std::vector<char>& donatable, std::vector
 std::vector<std::pair<int, int>> plan_donation(const Plan& p, const std::vector<Ref>& refs) {
   std::vector<std::pair<int, int>> aliases;
   if (!g_donation || p.params.empty()) return aliases;
-  std::vector<char> donatable(p.params.size(), 0);
-  if (p.order.size() == 1) {
-    // One op (every strict launch): its node is an output and drops its
-    // inputs after the run, so a parameter goes if no one else holds it.
-    const Node* n = p.order[0];
-    for (size_t i = 0; i < p.params.size(); ++i) {
-      const Ref& r = p.params[i];
-      if (r.node->buffers[r.index].use_count() != 1) continue;
-      long held = 1;  // the parameter list
-      for (const Ref& in : n->inputs) held += in.node == r.node;
-      for (const Ref& q : refs) held += q.node == r.node;
-      donatable[i] = r.node.use_count() == held;
-    }
-    pair_outputs(p, donatable, aliases);
-    return aliases;
-  }
   // For each node: Refs to it held by this program, and all Refs to it. The
   // total can only fall while we look (a holder may let go, none can be
   // added without one), so the smallest reading is kept.
@@ -319,6 +303,7 @@ std::vector<std::pair<int, int>> plan_donation(const Plan& p, const std::vector<
   for (int i = static_cast<int>(p.order.size()) - 1; i >= 0; --i)
     if (!releases[i]) releases[i] = unreachable_after(count[p.order[i]], releases);
 
+  std::vector<char> donatable(p.params.size(), 0);
   for (size_t i = 0; i < p.params.size(); ++i) {
     const Ref& r = p.params[i];
     donatable[i] = r.node->buffers[r.index].use_count() == 1 &&  // nobody holds the buffer itself
@@ -415,11 +400,14 @@ void materialize(const std::vector<Ref>& refs) {
   for (const Ref& p : params) args.push_back(p.node->buffers[p.index]->get());
   std::vector<pjrt::BufferPtr> outs;
   std::unique_ptr<pjrt::Event> done;
-  for (const auto& a : aliases) params[a.first].node->buffers[params[a.first].index]->set_donated(true);
+  auto mark_donated = [&](bool donated) {
+    for (const auto& a : aliases) params[a.first].node->buffers[params[a.first].index]->set_donated(donated);
+  };
+  mark_donated(true);
   try {
     outs = exe->execute(args, {}, false, &done);
   } catch (const pjrt::Error& e) {
-    for (const auto& a : aliases) params[a.first].node->buffers[params[a.first].index]->set_donated(false);
+    mark_donated(false);
     throw pjrt::Error("running " + what() + " failed: " + e.what(), e.code());
   }
   g_donated.fetch_add(static_cast<int64_t>(aliases.size()), std::memory_order_relaxed);

@@ -5,7 +5,8 @@ CPU eager on the same machine, measured side by side in one run.
 model per eager mode, (c) greedy decoding tokens/s per mode at batch 1 and
 64, (d) time to the first training step with a cold and a warm disk cache.
 Medians over repeats, warm-up excluded; the sides alternate round by
-round (PyTorch, then each mode) so drift on a shared machine hits all alike. Writes bench.json and bench.png."""
+round (PyTorch, then each mode) so drift on a shared machine hits all
+alike. Writes bench.json and bench.png."""
 import argparse
 import copy
 import json
@@ -63,6 +64,16 @@ def _no_sync():
     pass
 
 
+def _mode_sides(cpu_fn, make_tpu_fn, modes):
+    """PyTorch CPU beside one side per eager mode; make_tpu_fn() builds each
+    tpu side's fn (model copy included) in its own mode."""
+    sides = {"torch_cpu": (cpu_fn, _no_sync, None)}
+    for mode in modes:
+        torch_pjrt.set_eager_mode(mode)
+        sides[f"tpu_{mode}"] = (make_tpu_fn(), torch.tpu.synchronize, mode)
+    return sides
+
+
 def bench_ops(repeats):
     cases = {
         "add_1k": ((1024,), (1024,), torch.add),
@@ -104,10 +115,8 @@ def bench_train(cfg, modes, repeats, batch, seq):
             opt.zero_grad()
         return step
 
-    sides = {"torch_cpu": (step_fn(copy.deepcopy(base), ids), _no_sync, None)}
-    for mode in modes:
-        torch_pjrt.set_eager_mode(mode)
-        sides[f"tpu_{mode}"] = (step_fn(copy.deepcopy(base).to("tpu"), ids.to("tpu")), torch.tpu.synchronize, mode)
+    sides = _mode_sides(step_fn(copy.deepcopy(base), ids),
+                        lambda: step_fn(copy.deepcopy(base).to("tpu"), ids.to("tpu")), modes)
     r = _interleaved(sides, repeats)
     out = {}
     cpu = r["torch_cpu"][0]
@@ -128,10 +137,7 @@ def bench_decode(cfg, modes, batch, new_tokens, repeats):
         return lambda: model.generate(p, attention_mask=torch.ones_like(p), max_new_tokens=new_tokens,
                                       min_new_tokens=new_tokens, do_sample=False)
 
-    sides = {"torch_cpu": (gen(base, prompt), _no_sync, None)}
-    for mode in modes:
-        torch_pjrt.set_eager_mode(mode)
-        sides[f"tpu_{mode}"] = (gen(copy.deepcopy(base).to("tpu"), prompt.to("tpu")), torch.tpu.synchronize, mode)
+    sides = _mode_sides(gen(base, prompt), lambda: gen(copy.deepcopy(base).to("tpu"), prompt.to("tpu")), modes)
     r = _interleaved(sides, repeats, warmup=1)
     out = {}
     cpu = r["torch_cpu"][0]
