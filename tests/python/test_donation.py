@@ -40,7 +40,7 @@ def test_in_place_loop_updates_in_place(mode):
     assert_close(x, ref)
 
 
-@pytest.mark.parametrize("mode", ["strict", "fused"], indirect=True)
+@pytest.mark.parametrize("mode", ["debug", "strict", "fused"], indirect=True)
 def test_old_value_still_read_is_not_lost(mode):
     x = torch.randn(64, device=TPU)
     ref = x.cpu()
@@ -52,7 +52,7 @@ def test_old_value_still_read_is_not_lost(mode):
     assert_close(z, (ref + 1) * 3)
 
 
-@pytest.mark.parametrize("mode", ["strict", "fused"], indirect=True)
+@pytest.mark.parametrize("mode", ["debug", "strict", "fused"], indirect=True)
 def test_aliases_and_views_see_the_update(mode):
     x = torch.randn(8, 8, device=TPU)
     ref = x.cpu()
