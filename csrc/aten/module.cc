@@ -94,6 +94,13 @@ PYBIND11_MODULE(_C, m) {
                     py::arg("max_nodes") = s.max_nodes);
   });
   m.def("_set_fused_max_nodes", &engine::set_fused_max_nodes);
+  m.def("_mode_counts", [] {
+    auto c = engine::mode_counts();
+    py::dict d;
+    for (auto m : {engine::Mode::Debug, engine::Mode::Strict, engine::Mode::Fused})
+      d[engine::mode_name(m)] = c.ops[static_cast<int>(m)];
+    return d;
+  });
   // Test hook: apply another platform's dtype rules (e.g. "tpu": no float64); "" restores.
   m.def("_set_platform_override", &tpu::set_platform_override);
   m.def("_f64_supported", &tpu::f64_supported);

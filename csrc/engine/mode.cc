@@ -2,6 +2,7 @@
 
 #include "engine/executor.h"
 
+#include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
@@ -29,6 +30,7 @@ std::mutex g_mu;
 std::vector<std::weak_ptr<Slot>> g_pending;
 int64_t g_flushes = 0;
 int64_t g_max_nodes = initial_max_nodes();
+std::atomic<int64_t> g_commits[3];
 
 }  // namespace
 
@@ -116,7 +118,9 @@ void prepare_read(const Ref& ref) {
 }
 
 void commit(const std::shared_ptr<Slot>& slot) {
-  switch (mode()) {
+  const Mode m = mode();
+  g_commits[static_cast<int>(m)].fetch_add(1, std::memory_order_relaxed);
+  switch (m) {
     case Mode::Debug:
       drain();
       materialize({slot->value});
@@ -142,6 +146,12 @@ void commit(const std::shared_ptr<Slot>& slot) {
 FusedStats fused_stats() {
   std::lock_guard<std::mutex> g(g_mu);
   return FusedStats{g_flushes, recorded_nodes(), g_max_nodes};
+}
+
+ModeCounts mode_counts() {
+  ModeCounts c;
+  for (int i = 0; i < 3; ++i) c.ops[i] = g_commits[i].load(std::memory_order_relaxed);
+  return c;
 }
 
 void set_fused_max_nodes(int64_t n) {

@@ -53,4 +53,11 @@ struct FusedStats {
 FusedStats fused_stats();
 void set_fused_max_nodes(int64_t n);
 
+// Ops committed so far in each mode, indexed by Mode: what a test suite run
+// "in fused mode" reads to show its ops really went through that mode.
+struct ModeCounts {
+  int64_t ops[3] = {0, 0, 0};
+};
+ModeCounts mode_counts();
+
 }  // namespace engine
