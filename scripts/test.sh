@@ -12,7 +12,10 @@ cmake --build build/release --target core_tests -j "${JOBS:-2}" >/dev/null
 TORCH_PJRT_PLUGIN_PATH=$PLUGIN build/release/core_tests --gtest_brief=1
 # The whole Python suite in every eager mode: one lowering must give the
 # same results however ops are grouped into programs.
+# Every package setup.sh installs is required: a test skipped for want of
+# one fails. -rs lists every skip with its reason.
+export TORCH_PJRT_TEST_REQUIRE=${TORCH_PJRT_TEST_REQUIRE-transformers,safetensors,expecttest,matplotlib}
 for mode in ${TORCH_PJRT_TEST_MODES:-strict fused debug}; do
   echo "== Python tests, eager mode: $mode"
-  TORCH_PJRT_EAGER_MODE=$mode .venv/bin/python -m pytest -q -p no:cacheprovider tests/python "$@"
+  TORCH_PJRT_EAGER_MODE=$mode .venv/bin/python -m pytest -q -rs -p no:cacheprovider tests/python "$@"
 done

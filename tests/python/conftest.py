@@ -1,6 +1,19 @@
-"""Shared helpers: every test compares the tpu result with PyTorch on the CPU
-on fresh random inputs."""
+"""Shared helpers and the guards every test runs under.
+
+Every test compares the tpu result with PyTorch on the CPU on fresh random
+inputs. The guards make the suite test what it claims:
+- the pass's eager mode (TORCH_PJRT_EAGER_MODE) is the mode each test starts
+  in, no test may leave the mode changed, and the pass ends by reporting (and
+  failing on) tests that ran in another mode;
+- no op may run through the CPU fallback unless the test declares it with
+  `@pytest.mark.allow_fallback("op", ...)`;
+- queued device work is finished inside the test that queued it, so an error
+  it raises is that test's failure, never the next one's;
+- all randomness (torch, Python's random, numpy) derives from one per-test
+  seed, printed on failure; TORCH_PJRT_TEST_SEED=N replays it.
+"""
 import os
+import random
 
 import pytest
 import torch
@@ -8,13 +21,18 @@ import torch
 import torch_pjrt  # noqa: F401  (registers the tpu device)
 
 TPU = torch.device("tpu")
+PASS_MODE = os.environ.get("TORCH_PJRT_EAGER_MODE") or "strict"
 
-# Tolerances by dtype for results computed in a different order than the CPU.
+# Tolerances by dtype for results computed in a different order than the CPU
+# (a few units of the dtype's rounding at magnitudes ~1). Integer and bool
+# results are always compared exactly.
 TOL = {
     torch.float32: (1e-5, 1e-5),
     torch.float64: (1e-10, 1e-10),
     torch.bfloat16: (2e-2, 2e-2),
     torch.float16: (2e-3, 2e-3),
+    torch.complex64: (1e-5, 1e-5),
+    torch.complex128: (1e-10, 1e-10),
 }
 
 
@@ -39,13 +57,21 @@ def to_cpu(x):
     return x
 
 
+def _exact(dtype):
+    return not (dtype.is_floating_point or dtype.is_complex)
+
+
 def assert_close(actual, expected, atol=None, rtol=None, equal_nan=True):
-    """actual: computed on tpu (moved back); expected: the CPU result."""
-    actual = to_cpu(actual)
+    """actual: computed on the tpu (a tpu tensor, or a structure of them);
+    expected: the CPU result. Integer and bool results must be equal."""
     if isinstance(expected, torch.Tensor):
         assert isinstance(actual, torch.Tensor), f"expected a tensor, got {type(actual)}"
+        assert actual.device.type == "tpu", f"the result under test lives on {actual.device}, not on the tpu"
+        actual = actual.cpu()
         assert actual.dtype == expected.dtype, f"dtype {actual.dtype} != {expected.dtype}"
         assert actual.shape == expected.shape, f"shape {tuple(actual.shape)} != {tuple(expected.shape)}"
+        if _exact(expected.dtype):
+            atol = rtol = 0
         a, r = TOL.get(expected.dtype, (0, 0))
         torch.testing.assert_close(actual, expected, atol=a if atol is None else atol,
                                    rtol=r if rtol is None else rtol, equal_nan=equal_nan)
@@ -71,18 +97,128 @@ def check(fn, *args, atol=None, rtol=None, **kwargs):
     return actual
 
 
-@pytest.fixture(autouse=True)
-def _fresh_seed(request):
-    """Fresh random inputs every run; the seed is printed on failure."""
-    seed = int.from_bytes(os.urandom(4), "little")
+def assert_as_close_as_cpu(actual, cpu_low, reference, factor=2.0):
+    """Low-precision results: the tpu's largest error against a float32
+    reference may be at most `factor` times the CPU's own largest error in the
+    same dtype, plus one rounding step of the dtype at the result's scale. The
+    bound comes from what the dtype costs on the CPU, not from a guess."""
+    assert actual.device.type == "tpu", f"the result under test lives on {actual.device}"
+    assert actual.dtype == cpu_low.dtype and actual.shape == cpu_low.shape
+    a, c, r = actual.cpu().float(), cpu_low.float(), reference.float()
+    err, cpu_err = (a - r).abs().max().item(), (c - r).abs().max().item()
+    step = torch.finfo(actual.dtype).eps * max(r.abs().max().item(), 1e-6)
+    assert err <= factor * cpu_err + step, (
+        f"{actual.dtype} error against float32 {err:.3g} exceeds {factor} x the CPU's {cpu_err:.3g} + {step:.3g}")
+
+
+def fallback_ops():
+    """Base names of the ATen ops that ran through the CPU fallback."""
+    return {k.split("::")[-1].split(".")[0] for k in torch_pjrt.fallback_stats()}
+
+
+def seed_everything(seed):
     torch.manual_seed(seed)
+    random.seed(seed)
+    try:
+        import numpy
+        numpy.random.seed(seed % 2**32)
+    except ImportError:
+        pass
+
+
+# ----------------------------------------------------------------- the guards
+
+def pytest_configure(config):
+    config.addinivalue_line(
+        "markers", "allow_fallback(*ops): ATen ops (base names) this test expects to run on the CPU fallback")
+    config.stash[_RUNS] = {}
+
+
+_RUNS = pytest.StashKey[dict]()
+
+
+def _mode_state():
+    return torch_pjrt.get_eager_mode(), torch_pjrt._C._thread_eager_mode()
+
+
+@pytest.fixture(autouse=True)
+def _guards(request):
+    seed = int(os.environ.get("TORCH_PJRT_TEST_SEED") or int.from_bytes(os.urandom(4), "little"))
     request.node.user_properties.append(("seed", seed))
+    seed_everything(seed)
+
+    start = _mode_state()
+    counts0 = torch_pjrt._C._mode_counts()
+    torch_pjrt.reset_fallback_stats()
     yield
+    # Work the test queued belongs to the test: errors surface here.
+    torch_pjrt.synchronize()
+    counts = {m: n - counts0[m] for m, n in torch_pjrt._C._mode_counts().items()}
+    request.config.stash[_RUNS][request.node.nodeid] = (start[0], counts)
+
+    end = _mode_state()
+    if end != start:
+        torch_pjrt.set_eager_mode(start[0])
+        torch_pjrt._C._set_thread_eager_mode(start[1])
+        pytest.fail(f"the test changed the eager mode from {start} to {end} (process, thread) "
+                    "and did not restore it", pytrace=False)
+
+    marker = request.node.get_closest_marker("allow_fallback")
+    allowed = set(marker.args) if marker else set()
+    unexpected = fallback_ops() - allowed
+    if unexpected:
+        pytest.fail(f"ops ran through the CPU fallback: {sorted(unexpected)} ({torch_pjrt.fallback_stats()}); "
+                    "make them native or declare them with @pytest.mark.allow_fallback", pytrace=False)
 
 
+# Packages the suite needs (comma-separated): a test skipped because one is
+# missing fails instead, so a broken setup cannot pass as a green run.
+REQUIRED = {p for p in os.environ.get("TORCH_PJRT_TEST_REQUIRE", "").split(",") if p}
+
+
+@pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item, call):
     if call.excinfo is not None:
         for k, v in item.user_properties:
             if k == "seed":
-                call.excinfo.value.args = call.excinfo.value.args  # keep message
-                item.add_report_section(call.when, "seed", str(v))
+                item.add_report_section(call.when, "seed", f"replay with TORCH_PJRT_TEST_SEED={v}")
+    outcome = yield
+    report = outcome.get_result()
+    if report.skipped and REQUIRED and call.excinfo is not None:
+        reason = str(call.excinfo.value)
+        missing = [p for p in REQUIRED if f"could not import '{p}'" in reason]
+        if missing:
+            report.outcome = "failed"
+            report.longrepr = f"required package missing: {missing[0]} ({reason})"
+
+
+def _mode_report(config):
+    """(tests that started outside the pass's mode, tests whose ops all ran
+    in other modes, ops per mode) over the tests run."""
+    runs = config.stash.get(_RUNS, {})
+    wrong_start = sorted(n for n, (m, _) in runs.items() if m != PASS_MODE)
+    own_mode = sorted(n for n, (_, c) in runs.items() if sum(c.values()) and not c[PASS_MODE])
+    ops = {m: sum(c[m] for _, c in runs.values()) for m in ("debug", "strict", "fused")}
+    return runs, wrong_start, own_mode, ops
+
+
+def pytest_terminal_summary(terminalreporter, exitstatus, config):
+    runs, wrong_start, own_mode, ops = _mode_report(config)
+    if not runs:
+        return
+    tr = terminalreporter
+    tr.section(f"eager mode of this pass: {PASS_MODE}")
+    tr.write_line(f"{len(runs) - len(wrong_start)} of {len(runs)} tests started in {PASS_MODE}; "
+                  f"ops recorded per mode: " + ", ".join(f"{m} {n}" for m, n in ops.items()))
+    if own_mode:
+        tr.write_line(f"{len(own_mode)} tests ran their ops only in modes they chose themselves:")
+        for n in own_mode:
+            tr.write_line(f"  {n}")
+    for n in wrong_start:
+        tr.write_line(f"NOT IN {PASS_MODE}: {n} started in {runs[n][0]}", red=True)
+
+
+def pytest_sessionfinish(session, exitstatus):
+    _, wrong_start, _, _ = _mode_report(session.config)
+    if wrong_start and session.exitstatus == 0:
+        session.exitstatus = 1
