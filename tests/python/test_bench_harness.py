@@ -7,6 +7,7 @@ from torch_pjrt import bench
 
 
 def test_interleaved_runs_each_side_per_round_in_its_mode():
+    before = torch_pjrt.get_eager_mode()
     seen = []
     x = torch.randn(8, device="tpu")
 
@@ -24,4 +25,6 @@ def test_interleaved_runs_each_side_per_round_in_its_mode():
     # warm-up once per side, then rounds alternating the sides
     assert [n for n, _ in seen[3:]] == ["cpu", "fused", "strict"] * 3
     assert all(m == "fused" for n, m in seen if n == "fused")
-    assert torch_pjrt.get_eager_mode() == "strict"
+    assert all(m == "strict" for n, m in seen if n == "strict")
+    assert all(m == before for n, m in seen if n == "cpu")  # a PyTorch side keeps the caller's mode
+    assert torch_pjrt.get_eager_mode() == before  # and the caller gets its mode back

@@ -19,6 +19,14 @@ s = torch_pjrt.cache_stats()
 print("STATS", s["misses"], s["disk_hits"], s["corrupt_entries"])
 """
 
+# Compiles a new program every iteration, for minutes: killed mid-run.
+WRITER = r"""
+import torch, torch_pjrt
+t = torch.randn(4000).to("tpu")
+for i in range(1, 4000):
+    t[:i].mul(2).cpu()
+"""
+
 
 def run(cache_dir, *args, **popen):
     env = dict(os.environ, TORCH_PJRT_CACHE_DIR=str(cache_dir), TORCH_PJRT_EAGER_MODE="strict")
@@ -56,10 +64,16 @@ def test_corrupt_entries_are_discarded_and_recompiled(tmp_path):
 
 
 def test_killed_writer_and_concurrent_processes(tmp_path):
+    # The writer compiles a new program per iteration (a new slice shape) for
+    # far longer than it is given: it is killed while still writing entries.
     env = dict(os.environ, TORCH_PJRT_CACHE_DIR=str(tmp_path))
-    p = subprocess.Popen([sys.executable, "-c", PROGRAM, "40"], env=env, stdout=subprocess.DEVNULL,
+    p = subprocess.Popen([sys.executable, "-c", WRITER], env=env, stdout=subprocess.DEVNULL,
                          stderr=subprocess.DEVNULL)
-    time.sleep(6)
+    deadline = time.time() + 120
+    while len(glob.glob(str(tmp_path / "**" / "*"), recursive=True)) < 8 and time.time() < deadline:
+        assert p.poll() is None, "the writer ended before it was killed"
+        time.sleep(0.05)
+    assert p.poll() is None, "the writer ended before it was killed"
     p.send_signal(signal.SIGKILL)
     p.wait()
     procs = [subprocess.Popen([sys.executable, "-c", PROGRAM, "12"], env=env, stdout=subprocess.PIPE,

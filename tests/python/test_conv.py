@@ -6,21 +6,10 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import torch_pjrt
 from conftest import TPU, assert_close
-
-CONV_OPS = ("convolution_overrideable", "convolution_backward_overrideable", "convolution", "convolution_backward")
-
-
-def _no_fallback():
-    stats = torch_pjrt.fallback_stats()
-    bad = {k: v for k, v in stats.items() if any(op in k for op in CONV_OPS)}
-    assert not bad, bad
-
 
 def _run(fn, x, w, b, dtype=torch.float32, grad=True, tol=None):
     """fn(x, w, b) on CPU (float32 reference, rounded to dtype) and on the tpu."""
-    torch_pjrt.reset_fallback_stats()
     x, w = x.to(dtype), w.to(dtype)
     b = b.to(dtype) if b is not None else None
     leaves = [t for t in (x, w, b) if t is not None]
@@ -44,7 +33,6 @@ def _run(fn, x, w, b, dtype=torch.float32, grad=True, tol=None):
         for c, d in zip(cpu, dev):
             scale = max(1.0, c.grad.abs().max().item())
             assert_close(d.grad.float(), c.grad.to(dtype).float(), atol=atol * scale, rtol=rtol)
-    _no_fallback()
     return actual
 
 
@@ -108,7 +96,6 @@ def test_whisper_conv1d(stride):
 
 
 def test_modules_and_padding_modes():
-    torch_pjrt.reset_fallback_stats()
     for m in [torch.nn.Conv2d(4, 6, 3, padding="same"), torch.nn.Conv1d(4, 4, 5, padding="same", groups=4),
               torch.nn.ConvTranspose2d(4, 2, 4, stride=2, padding=1), torch.nn.Conv3d(2, 3, (1, 2, 3))]:
         nd = {torch.nn.Conv1d: 1, torch.nn.Conv2d: 2, torch.nn.Conv3d: 3, torch.nn.ConvTranspose2d: 2}[type(m)]
@@ -116,7 +103,6 @@ def test_modules_and_padding_modes():
         expected = m(x)
         actual = m.to(TPU)(x.to(TPU))
         assert_close(actual.detach(), expected.detach(), atol=1e-4, rtol=1e-4)
-    _no_fallback()
 
 
 def test_large_transposed_padding():
@@ -129,11 +115,9 @@ def test_large_transposed_padding():
 def test_only_some_grads():
     x, w = torch.randn(2, 4, 8, 8), torch.randn(6, 2, 3, 3, requires_grad=True)
     wt = w.detach().to(TPU).requires_grad_()
-    torch_pjrt.reset_fallback_stats()
     F.conv2d(x, w, stride=2, groups=2).sum().backward()
     F.conv2d(x.to(TPU), wt, stride=2, groups=2).sum().backward()
     assert_close(wt.grad, w.grad, atol=1e-4, rtol=1e-4)
-    _no_fallback()
 
 
 def test_grad_sizes_not_implied_by_grad_output():
@@ -173,16 +157,7 @@ def test_errors():
 
 # ---- complex views (view_as_real / view_as_complex over shared storage)
 
-VIEW_OPS = ("view_as_real", "view_as_complex")
-
-
-def _no_view_fallback():
-    stats = torch_pjrt.fallback_stats()
-    assert not {k: v for k, v in stats.items() if any(op in k for op in VIEW_OPS)}, stats
-
-
 def test_view_as_real_reads_and_prints():
-    torch_pjrt.reset_fallback_stats()
     z = torch.randn(3, 4, dtype=torch.complex64)
     zt = z.to(TPU)
     assert_close(zt, z)
@@ -192,11 +167,9 @@ def test_view_as_real_reads_and_prints():
     assert_close(r, torch.view_as_real(z))
     assert_close(torch.view_as_real(zt[:, 1::2]), torch.view_as_real(z[:, 1::2]))
     assert "j" in repr(zt)
-    _no_view_fallback()
 
 
 def test_view_as_real_writes_are_visible():
-    torch_pjrt.reset_fallback_stats()
     z = torch.randn(5, dtype=torch.complex64)
     zt = z.to(TPU)
     r, rt = torch.view_as_real(z), torch.view_as_real(zt)
@@ -206,11 +179,9 @@ def test_view_as_real_writes_are_visible():
     zt.mul_(2)
     z.mul_(2)
     assert_close(rt, r)
-    _no_view_fallback()
 
 
 def test_view_as_complex_writes_are_visible():
-    torch_pjrt.reset_fallback_stats()
     x = torch.randn(4, 3, 2)
     xt = x.to(TPU)
     c, ct = torch.view_as_complex(x), torch.view_as_complex(xt)
@@ -223,9 +194,9 @@ def test_view_as_complex_writes_are_visible():
     xt[0, 0, 1] = -3.0
     x[0, 0, 1] = -3.0
     assert_close(ct, c)
-    _no_view_fallback()
 
 
+@pytest.mark.allow_fallback("polar")  # polar.out has no native lowering yet
 def test_complex_arithmetic():
     a, b = torch.randn(6, dtype=torch.complex64), torch.randn(6, dtype=torch.complex64)
     assert_close((a.to(TPU) + b.to(TPU)), a + b)
@@ -264,7 +235,6 @@ def _grouped_ref(a, b, offs):
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 @pytest.mark.parametrize("case", ["2x3", "3x2", "2x2", "3x3"])
 def test_grouped_mm(case, dtype):
-    torch_pjrt.reset_fallback_stats()
     g, m, k, n = random.randint(1, 4), 8, 16, 8
     if case == "2x3":
         a, b, offs = torch.randn(m * 2, k), torch.randn(g, k, n), _offs(m * 2 - random.randint(0, 2), g)
@@ -289,8 +259,6 @@ def test_grouped_mm(case, dtype):
     out.backward(gy.to(dtype).to(TPU))
     assert_close(at.grad.float(), ac.grad.to(dtype).float(), atol=tol * 8, rtol=tol)
     assert_close(bt.grad.float(), bc.grad.to(dtype).float(), atol=tol * 8, rtol=tol)
-    stats = torch_pjrt.fallback_stats()
-    assert not {k: v for k, v in stats.items() if "grouped_mm" in k}, stats
 
 
 def test_grouped_mm_out_dtype_and_errors():

