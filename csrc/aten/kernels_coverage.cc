@@ -217,7 +217,7 @@ template <class M>
 struct Gcd {
   bool is_lcm;
   void operator()(M& m, const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) const {
-    check_integral(is_lcm ? "lcm_cpu" : "gcd_cpu", m.common_dtype());
+    check_integral(is_lcm ? "lcm_tpu" : "gcd_tpu", m.common_dtype());
     binary_into(m, out, is_lcm ? "lcm" : "gcd", a, b, is_lcm ? Fn2(ops::lcm) : Fn2(ops::gcd));
   }
 };
@@ -226,7 +226,7 @@ template <class M>
 struct Shift {
   bool left;
   void operator()(M& m, const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) const {
-    check_integral(left ? "lshift_cpu" : "rshift_cpu", m.common_dtype());
+    check_integral(left ? "lshift_tpu" : "rshift_tpu", m.common_dtype());
     binary_into(m, out, left ? "shift_left" : "shift_right", a, b,
                 left ? Fn2(ops::shift_left) : Fn2(ops::shift_right));
   }
@@ -234,7 +234,7 @@ struct Shift {
 
 template <class M>
 void nextafter_impl(M& m, const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
-  check_floating("nextafter_cpu", m.common_dtype());
+  check_floating("nextafter_tpu", m.common_dtype());
   binary_into(m, out, "nextafter", a, b, ops::nextafter);
 }
 

@@ -762,7 +762,7 @@ at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::S
   return out_variant<MCumprod>(out, cumprod_impl<Structured<MCumprod>>, self, dim, dtype);
 }
 static void check_logcumsumexp(const at::Tensor& self) {
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "\"logcumsumexp_out_cpu\" not implemented for '",
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "\"logcumsumexp_tpu\" not implemented for '",
               self.scalar_type(), "'");
 }
 at::Tensor _logcumsumexp(const at::Tensor& self, int64_t dim) {

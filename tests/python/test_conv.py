@@ -151,7 +151,7 @@ def test_errors():
     x = torch.randn(1, 4, 8, device=TPU)
     with pytest.raises(RuntimeError, match="channels"):
         F.conv1d(x, torch.randn(2, 3, 3, device=TPU))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="Kernel size can't be greater than actual input size"):
         F.conv1d(x, torch.randn(2, 4, 30, device=TPU))
 
 

@@ -43,7 +43,7 @@ def test_device_module_like_cuda():
     assert torch.accelerator.current_accelerator().type == "tpu"
     assert torch.accelerator.device_count() == torch.tpu.device_count()
     torch.accelerator.synchronize()
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='invalid tpu device index 1'):
         torch.tpu.set_device(torch.tpu.device_count())
 
 
@@ -128,7 +128,7 @@ def test_bad_inputs_raise_and_process_keeps_working():
         a * torch.randn(3)
     with pytest.raises(TypeError, match="float8_e4m3fn"):
         torch.zeros(2, dtype=torch.float8_e4m3fn, device=TPU)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='invalid tpu device index 7'):
         torch.ones(2, device="tpu:7")
     assert_close(a * 2, a.cpu() * 2)
 

@@ -55,11 +55,11 @@ def test_mm_errors():
     a, b = torch.randn(3, 4, device=TPU), torch.randn(5, 2, device=TPU)
     with pytest.raises(RuntimeError, match="cannot be multiplied"):
         torch.mm(a, b)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='to have the same dtype'):
         torch.mm(a, torch.randn(4, 2, device=TPU, dtype=torch.float16))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='mat2 must be a matrix'):
         torch.mm(a, torch.randn(4, device=TPU))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='"mm" not implemented for \'Bool\''):
         torch.mm(torch.ones(2, 2, dtype=torch.bool, device=TPU), torch.ones(2, 2, dtype=torch.bool, device=TPU))
 
 
@@ -70,7 +70,7 @@ def test_bmm(dtype):
         check(torch.bmm, x, y, **tol(dtype))
         check(torch.bmm, noncontig(x), y.permute(1, 0, 2).contiguous().permute(1, 0, 2), **tol(dtype))
         check(lambda p, q, o: torch.bmm(p, q, out=o), x, y, torch.empty(0, dtype=dtype), **tol(dtype))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='Expected size for first two dimensions of batch2'):
         torch.bmm(torch.randn(2, 3, 4, device=TPU), torch.randn(3, 4, 5, device=TPU))
 
 
@@ -109,9 +109,9 @@ def test_addmm_beta_zero_ignores_nan():
 
 
 def test_addmm_errors():
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='expanded size of the tensor'):
         torch.addmm(torch.randn(5, device=TPU), torch.randn(3, 4, device=TPU), torch.randn(4, 2, device=TPU))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match="doesn't match the broadcast shape"):
         torch.randn(2, device=TPU).addmm_(torch.randn(3, 4, device=TPU), torch.randn(4, 2, device=TPU))
     # integer addmm with a float beta truncates it, as the CPU kernel does
     ints = torch.randint(-5, 5, (2, 2))
@@ -177,7 +177,7 @@ def test_mv_addmv_dot(dtype):
     check(torch.inner, v, w, **tol(dtype))
     with pytest.raises(RuntimeError, match="inconsistent tensor size"):
         torch.dot(to_tpu(v), to_tpu(rnd(k + 1, dtype=dtype)))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='size mismatch, got input'):
         torch.mv(to_tpu(a), to_tpu(rnd(k + 1, dtype=dtype)))
 
 
@@ -408,11 +408,11 @@ def test_sdpa_low_precision():
 
 def test_sdpa_errors():
     q, k, v = (t.to(TPU) for t in sdpa_case(1, 4, 2, 5, 5, 8))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='must match the size of tensor b'):
         F.scaled_dot_product_attention(q, k, v)  # GQA heads without enable_gqa
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='does not apply dropout'):
         torch.ops.aten._scaled_dot_product_fused_attention_overrideable(q, k, v, dropout_p=0.5)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='Expected size for first two dimensions of batch2'):
         F.scaled_dot_product_attention(q, k[..., :4], v[..., :4], enable_gqa=True)
 
 

@@ -123,9 +123,9 @@ def test_layer_norm_module_training_step():
 
 def test_layer_norm_bad_shapes():
     x = torch.randn(3, 4, device=TPU)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='Given normalized_shape'):
         F.layer_norm(x, (5,))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='Expected weight to be of same shape as normalized_shape'):
         F.layer_norm(x, (4,), torch.randn(3, device=TPU))
 
 
@@ -182,5 +182,5 @@ def test_rms_norm_module_is_native():
 
 def test_rms_norm_bad_shapes():
     x = torch.randn(3, 4, device=TPU)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='Given normalized_shape'):
         F.rms_norm(x, (5,))

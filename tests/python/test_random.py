@@ -170,9 +170,9 @@ def test_uniform_degenerate_and_errors():
     for bad in [(3.0, 2.0)]:
         with pytest.raises(RuntimeError, match="uniform_ expects"):
             torch.empty(3, device=TPU).uniform_(*bad)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='"check_uniform_bounds" not implemented for \'Long\''):
         torch.empty(3, dtype=torch.int64, device=TPU).uniform_()
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='"check_uniform_bounds" not implemented for \'Int\''):
         torch.rand(3, dtype=torch.int32, device=TPU)
 
 
@@ -469,7 +469,7 @@ def test_randperm_uniform_and_out():
     out = torch.empty(0, dtype=torch.int64, device=TPU)
     torch.randperm(20, out=out)
     assert torch.equal(out.cpu().sort().values, torch.arange(20))
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='negative dimension'):
         torch.randperm(-1, device=TPU)
     with pytest.raises(RuntimeError, match="Half"):
         torch.randperm(5000, dtype=torch.float16, device=TPU)

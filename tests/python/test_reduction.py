@@ -246,9 +246,9 @@ def test_extremes_of_empty_raise():
     e = torch.empty(0, 3, device=TPU)
     with pytest.raises(RuntimeError, match="numel"):
         e.max()
-    with pytest.raises((RuntimeError, IndexError)):
+    with pytest.raises((RuntimeError, IndexError), match='Expected reduction dim to be specified'):
         e.argmax()
-    with pytest.raises((RuntimeError, IndexError)):
+    with pytest.raises((RuntimeError, IndexError), match='Expected reduction dim 0 to have non-zero size'):
         e.amax(0)
     assert_close(e.amax(1), torch.empty(0))
 
@@ -526,9 +526,9 @@ def test_nll_loss_outputs_and_backward_ops():
 
 def test_nll_loss_bad_input():
     x = torch.randn(3, 4, device=TPU)
-    with pytest.raises(RuntimeError):
+    with pytest.raises(RuntimeError, match='expected target dtype to be Long or Byte'):
         F.nll_loss(x, torch.zeros(3, device=TPU))  # float target
-    with pytest.raises((RuntimeError, ValueError)):
+    with pytest.raises((RuntimeError, ValueError), match='Expected input batch_size'):
         F.nll_loss(x, torch.zeros(4, dtype=torch.long, device=TPU))  # size mismatch
 
 
