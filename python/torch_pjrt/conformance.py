@@ -582,10 +582,14 @@ def outcome_map(cases):
     return out
 
 
-def write_baseline(path, report):
+def write_baseline(path, report, base=None, ops=None):
     """The run's outcome map as a baseline file, one case per line so a
-    change to it reads as a plain diff."""
+    change to it reads as a plain diff. For a run of some ops only, base
+    (a baseline's cases) supplies the cases of every other op."""
     cases = outcome_map(report["case_list"])
+    if base is not None and ops is not None:
+        ops = set(ops)
+        cases = dict({k: v for k, v in base.items() if k.split(" ")[0] not in ops}, **cases)
     head = {"about": "torch_pjrt conformance baseline: outcome of each (op, dtype, kind) in the quick run; "
                      "regenerate with python -m torch_pjrt conformance --quick --write-baseline PATH",
             "torch": report.get("torch"), "platform": report.get("platform"),
@@ -646,14 +650,15 @@ def compare(baseline, current, ops=None):
 def gate(report, baseline_path, out, ops=None):
     """Compares a run with the baseline at baseline_path; writes
     baseline_diff.json and the run's own map as conformance_baseline.json to
-    out (copy it over the baseline to raise it). Returns (ok, text)."""
+    out (copy it over the baseline to raise it). Returns (ok, text, diff):
+    ok is False on any regression, text lists the changes for a person."""
     baseline = load_baseline(baseline_path)
     current = outcome_map(report["case_list"])
     diff = compare(baseline["cases"], current, ops)
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "baseline_diff.json"), "w") as f:
         json.dump(dict(diff, baseline=os.path.abspath(baseline_path)), f, indent=1)
-    write_baseline(os.path.join(out, "conformance_baseline.json"), report)
+    write_baseline(os.path.join(out, "conformance_baseline.json"), report, baseline["cases"], ops)
     messages = {}
     for c in report["case_list"]:
         if c["status"] in ("mismatch", "error"):
@@ -662,7 +667,7 @@ def gate(report, baseline_path, out, ops=None):
     if diff["regressions"]:
         text.append(f"{len(diff['regressions'])} regression(s) against {baseline_path}:")
         for e in diff["regressions"]:
-            detail = f" -- {messages[e['case']][:300]}" if e["case"] in messages else ""
+            detail = f" -- {' '.join(messages[e['case']].split())[:300]}" if e["case"] in messages else ""
             text.append(f"  {_change(e)}{detail}")
     if diff["improvements"]:
         text.append(f"{len(diff['improvements'])} improvement(s) over {baseline_path} (raise it: "
@@ -675,7 +680,7 @@ def gate(report, baseline_path, out, ops=None):
         text.append(f"note: the baseline was recorded with torch {baseline['torch']}, this run used "
                     f"{report['torch']}")
     text.append(f"details in {os.path.join(out, 'baseline_diff.json')}")
-    return not diff["regressions"], "\n".join(text)
+    return not diff["regressions"], "\n".join(text), diff
 
 
 def _change(e):
@@ -741,10 +746,12 @@ def main(argv=None):
           f"gradient pass {r['gradient_pass_rate']:.2%} ({r['gradient_cases']} cases), "
           f"{len(r['crashed_ops'])} crashed, {r['seconds']} s; report in {os.path.join(a.out, 'conformance.html')}")
     if a.write_baseline:
-        write_baseline(a.write_baseline, r)
+        # With --ops, only those ops' cases change in an existing baseline.
+        base = load_baseline(a.write_baseline)["cases"] if ops and os.path.exists(a.write_baseline) else None
+        write_baseline(a.write_baseline, r, base, r["selected_ops"])
         print(f"baseline written to {a.write_baseline}")
     if a.baseline:
-        ok, text = gate(r, a.baseline, a.out, ops=r["selected_ops"] if ops else None)
+        ok, text, _ = gate(r, a.baseline, a.out, ops=r["selected_ops"] if ops else None)
         print(text)
         return 0 if ok else 1
     return 0
