@@ -499,9 +499,14 @@ def _run_worker(cmd, cases, timeout_per_op, startup_timeout, on_start):
                 current = None
             elif "done" in rec:
                 how = "done"
+                break
             else:
                 cases.append(rec)
-        code = proc.wait()
+        try:
+            code = proc.wait(timeout=60)  # a worker that reported done but hangs on its way out
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
         reader.join()
         proc.stdout.close()
         if how == "done" and code != 0:

@@ -226,20 +226,19 @@ def test_runner_gives_up_on_a_worker_that_never_starts(tmp_path, monkeypatch):
 
 
 @_runner_once
-def test_command_line_exits_nonzero_on_a_regression(tmp_path):
-    """python -m torch_pjrt conformance --baseline, end to end on one op: a
+def test_command_line_exits_nonzero_on_a_regression(tmp_path, capsys):
+    """The conformance command with --baseline, on one op (in this process:
+    `python -m torch_pjrt conformance` hands its arguments to main): a
     baseline case the run no longer has fails the command and is named."""
-    import subprocess
-    import sys
     base = tmp_path / "baseline.json"
     base.write_text(json.dumps({"quick": True, "cases": {
         "abs float32 forward": "pass native", "abs float64 forward": "pass native"}}))
-    p = subprocess.run([sys.executable, "-m", "torch_pjrt", "conformance", "--quick", "--ops", "abs",
-                        "--no-grads", "--out", str(tmp_path / "out"), "--baseline", str(base)],
-                       capture_output=True, text=True, timeout=300)
-    print(p.stdout[-3000:], p.stderr[-3000:])
-    assert p.returncode == 1
-    assert "abs float64 forward: pass native -> not run (no longer runs)" in p.stdout
+    code = conformance.main(["--quick", "--ops", "abs", "--no-grads", "--out", str(tmp_path / "out"),
+                             "--baseline", str(base)])
+    printed = capsys.readouterr().out
+    print(printed[-3000:])
+    assert code == 1
+    assert "abs float64 forward: pass native -> not run (no longer runs)" in printed
     assert (tmp_path / "out" / "conformance.html").exists()
     assert conformance.load_baseline(tmp_path / "out" / "conformance_baseline.json")["cases"]["abs float32 forward"]
 
