@@ -18,9 +18,10 @@ BASELINE = Path(__file__).with_name("conformance_baseline.json")
 
 def _out_dir(tmp_path):
     """Where the gate leaves its report, diff and candidate baseline:
-    TORCH_PJRT_CONFORMANCE_OUT (for CI to keep), else the test's tmp dir."""
+    TORCH_PJRT_CONFORMANCE_OUT/<eager mode> (for CI to keep, one folder per
+    pass), else the test's tmp dir."""
     out = os.environ.get("TORCH_PJRT_CONFORMANCE_OUT")
-    return Path(out) if out else tmp_path
+    return Path(out) / (os.environ.get("TORCH_PJRT_EAGER_MODE") or "strict") if out else tmp_path
 
 
 def test_quick_conformance_matches_baseline(tmp_path, capsys):
