@@ -675,8 +675,10 @@ def gate(report, baseline_path, out, ops=None):
             detail = f" -- {' '.join(messages[e['case']].split())[:300]}" if e["case"] in messages else ""
             text.append(f"  {_change(e)}{detail}")
     if diff["improvements"]:
-        text.append(f"{len(diff['improvements'])} improvement(s) over {baseline_path} (raise it: "
-                    f"cp {os.path.join(out, 'conformance_baseline.json')} {baseline_path}):")
+        raise_it = f"cp {os.path.join(out, 'conformance_baseline.json')} {baseline_path}"
+        text.append(f"{len(diff['improvements'])} improvement(s) over {baseline_path} (" +
+                    (f"raise it: {raise_it}" if not diff["regressions"] else "raise it once the regressions are fixed")
+                    + "):")
         text += [f"  {_change(e)}" for e in diff["improvements"]]
     if diff["other"]:
         text.append(f"{len(diff['other'])} other change(s):")
