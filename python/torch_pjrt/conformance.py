@@ -5,18 +5,26 @@ gradients) are compared with the OpInfo's own tolerances where it states
 them for CPU-vs-device comparison (our defaults otherwise, stated in the
 report). Each case ends as pass / mismatch / error / skip and records
 whether it ran natively or touched the CPU fallback. Workers run in
-subprocesses so a crash is recorded against its op instead of ending the run.
+subprocesses so a crash or a hang is recorded against its op instead of
+ending the run.
+
+The quick run (a fixed subset of the ops, every dtype, one sample each) is a
+regression gate: its outcome per (op, dtype, kind) is compared with a
+committed baseline, and any new failure or move to the CPU fallback fails.
 
     python -m torch_pjrt conformance [--quick] [--out DIR] [--ops NAME,...]
+        [--baseline PATH | --write-baseline PATH]
 """
 import argparse
 import html
 import json
 import os
+import queue
 import subprocess
 import sys
+import tempfile
+import threading
 import time
-import traceback
 import unittest
 import zlib
 
@@ -26,6 +34,12 @@ DTYPES = ["float32", "bfloat16", "float16", "int64", "int32", "bool"]
 DEFAULT_TOL = {"float32": (1e-5, 1e-5), "float64": (1e-7, 1e-7), "bfloat16": (1e-2, 1.6e-2),
                "float16": (1e-3, 1e-3), "complex64": (1e-5, 1e-5), "complex128": (1e-7, 1e-7)}
 MAX_SAMPLES = 8
+# The quick run keeps the ops whose id hashes to 0 modulo this: a spread-out
+# subset that stays the same when PyTorch adds or reorders OpInfos.
+QUICK_EVERY = 6
+# Test hook: {op id: "hang" | "crash" | "die_before_start"} makes a worker
+# misbehave at that op, to show the driver survives it.
+FAULTS_ENV = "TORCH_PJRT_CONFORMANCE_FAULTS"
 
 
 # ----------------------------------------------------------------- worker side
@@ -292,50 +306,80 @@ def _ties_explain(op, sample, actual, expected, override):
 
 
 def _worker(op_ids, quick, grads):
+    """Runs op_ids in the given order, printing one JSON line per event:
+    {"start": op} before an op, one record per case, {"end": op} after it,
+    {"done": true} at the end. The driver relies on the order to know which
+    op a worker that dies before printing anything was about to run."""
+    faults = json.loads(os.environ.get(FAULTS_ENV) or "{}")
+    if op_ids and faults.get(op_ids[0]) == "die_before_start":
+        os._exit(3)  # as a worker whose startup fails would; checked before loading the OpInfos
     import torch
     import torch_pjrt  # noqa: F401
-    wanted = set(op_ids)
-    for op in _ops():
-        oid = _op_id(op)
-        if oid not in wanted:
+    by_id = {_op_id(op): op for op in _ops()}
+    for oid in op_ids:
+        op = by_id.get(oid)
+        if op is None:
             continue
+        fault = faults.get(oid)
+        if fault == "die_before_start":
+            os._exit(3)
         print(json.dumps({"start": oid}), flush=True)
-        supported = op.supported_dtypes("cpu")
-        dtypes = ["float32"] if quick else DTYPES
-        for dtname in dtypes:
-            dtype = getattr(torch, dtname)
-            if dtype not in supported:
-                continue
-            kinds = ["forward"] + (["gradient"] if grads and dtname == "float32" and op.supports_autograd else [])
-            for kind in kinds:
-                reason = _skip_reason(op, dtype)
-                n = 1 if quick else MAX_SAMPLES
-                seed = zlib.crc32(f"{oid} {dtname} {kind}".encode())
-                try:
-                    samples = _samples(op, "cpu", dtype, kind == "gradient", n, seed)
-                except Exception as e:  # noqa: BLE001
-                    samples, reason = [], f"sample generation failed on the CPU: {e}"
-                placements = _placements(op, dtype, kind == "gradient", len(samples), seed) if samples else []
-                for i, s in enumerate(samples):
-                    rec = {"op": oid, "dtype": dtname, "kind": kind, "sample": i}
-                    if reason:
-                        rec.update(status="skip", reason=reason)
-                    else:
-                        t0 = time.perf_counter()
-                        try:
-                            fb = _run_case(op, s, dtype, dtname, kind == "gradient", placements[i])
-                            rec.update(status="pass", fallback=fb)
-                        except _Skip as e:
-                            rec.update(status="skip", reason=str(e))
-                        except AssertionError as e:
-                            rec.update(status="mismatch", message=str(e)[:400],
-                                       fallback=sorted(torch_pjrt.fallback_stats()))
-                        except Exception as e:  # noqa: BLE001
-                            rec.update(status="error", message=f"{type(e).__name__}: {str(e)[:400]}",
-                                       fallback=sorted(torch_pjrt.fallback_stats()))
-                        rec["seconds"] = round(time.perf_counter() - t0, 3)
-                    print(json.dumps(rec), flush=True)
+        if fault == "hang":
+            while True:
+                time.sleep(3600)
+        if fault == "crash":
+            os._exit(5)
+        _run_op(op, oid, quick, grads)
+        print(json.dumps({"end": oid}), flush=True)
     print(json.dumps({"done": True}), flush=True)
+
+
+def _run_op(op, oid, quick, grads):
+    import torch
+    import torch_pjrt
+    supported = op.supported_dtypes("cpu")
+    for dtname in DTYPES:
+        dtype = getattr(torch, dtname)
+        if dtype not in supported:
+            continue
+        kinds = ["forward"] + (["gradient"] if grads and dtname == "float32" and op.supports_autograd else [])
+        for kind in kinds:
+            reason = _skip_reason(op, dtype)
+            n = 1 if quick else MAX_SAMPLES
+            seed = _seed(oid, dtname, kind)
+            try:
+                samples = _samples(op, "cpu", dtype, kind == "gradient", n, seed)
+            except Exception as e:  # noqa: BLE001
+                samples, reason = [], f"sample generation failed on the CPU: {e}"
+            placements = _placements(op, dtype, kind == "gradient", len(samples), seed) if samples else []
+            for i, s in enumerate(samples):
+                rec = {"op": oid, "dtype": dtname, "kind": kind, "sample": i, "seed": seed}
+                if reason:
+                    rec.update(status="skip", reason=reason)
+                else:
+                    t0 = time.perf_counter()
+                    # What the case draws itself (grad_outputs, random ops)
+                    # depends on its own seed only, not on the cases before it.
+                    torch.manual_seed(seed + 1 + i)
+                    try:
+                        fb = _run_case(op, s, dtype, dtname, kind == "gradient", placements[i])
+                        rec.update(status="pass", fallback=fb)
+                    except _Skip as e:
+                        rec.update(status="skip", reason=str(e))
+                    except AssertionError as e:
+                        rec.update(status="mismatch", message=str(e)[:400],
+                                   fallback=sorted(torch_pjrt.fallback_stats()))
+                    except Exception as e:  # noqa: BLE001
+                        rec.update(status="error", message=f"{type(e).__name__}: {str(e)[:400]}",
+                                   fallback=sorted(torch_pjrt.fallback_stats()))
+                    rec["seconds"] = round(time.perf_counter() - t0, 3)
+                print(json.dumps(rec), flush=True)
+
+
+def _seed(oid, dtname, kind):
+    """The seed a case's samples are generated from: fixed per (op, dtype,
+    kind), so every run, quick or full, sees the same inputs."""
+    return zlib.crc32(f"{oid} {dtname} {kind}".encode())
 
 
 # ----------------------------------------------------------------- driver side
@@ -346,14 +390,31 @@ def _select_ops(quick, names):
         keep = set(names)
         return [i for i in ids if i in keep or i.split(".")[0] in keep]
     if quick:
-        return ids[::6]  # a fixed, spread-out subset of the whole database
+        return [i for i in ids if _in_quick(i)]
     return ids
 
 
-def run(quick=False, out="conformance_out", ops=None, grads=True, timeout_per_op=600, log=print):
+def _in_quick(oid):
+    return zlib.crc32(f"quick {oid}".encode()) % QUICK_EVERY == 0
+
+
+# A worker that dies or hangs before it starts an op this many times in a row
+# is broken as a whole (an import fails): the ops left are charged at once
+# instead of one fresh worker each.
+_MAX_SILENT_WORKERS = 3
+
+
+def run(quick=False, out="conformance_out", ops=None, grads=True, timeout_per_op=600, startup_timeout=300,
+        log=print):
+    """Runs the ops in worker subprocesses and writes conformance.json / .html
+    to out. An op whose worker dies, or runs longer than timeout_per_op
+    seconds (a worker gets startup_timeout to reach its first op), is killed
+    and recorded as an error with "crash": "died" / "timeout"; the next
+    worker goes on after it."""
     op_ids = _select_ops(quick, ops)
     cases, crashed = [], []
     remaining = list(op_ids)
+    silent = 0
     t0 = time.time()
     while remaining:
         cmd = [sys.executable, "-m", "torch_pjrt.conformance", "--worker", "--ops", ",".join(remaining)]
@@ -361,41 +422,107 @@ def run(quick=False, out="conformance_out", ops=None, grads=True, timeout_per_op
             cmd.append("--quick")
         if not grads:
             cmd.append("--no-grads")
-        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-        current, finished = None, set()
-        for line in proc.stdout:
-            try:
-                rec = json.loads(line)
-            except ValueError:
-                continue
-            if "start" in rec:
-                if current:
-                    finished.add(current)
-                current = rec["start"]
-                log(f"[{len(finished) + len(crashed) + len(op_ids) - len(remaining)}/{len(op_ids)}] {current}")
-            elif "done" in rec:
-                if current:
-                    finished.add(current)
-                current = None
-            else:
-                cases.append(rec)
-        proc.wait()
-        if current:  # the worker died inside this op
-            crashed.append(current)
-            cases.append({"op": current, "dtype": "-", "kind": "forward", "sample": -1, "status": "error",
-                          "message": f"worker process died (exit {proc.returncode})"})
-            finished.add(current)
+        current, finished, started, how, code, err = _run_worker(
+            cmd, cases, timeout_per_op, startup_timeout,
+            lambda oid, n: log(f"[{len(op_ids) - len(remaining) + n}/{len(op_ids)}] {oid}"))
         remaining = [o for o in remaining if o not in finished]
-        if proc.returncode == 0 and not current:
+        if how == "done" or not remaining:
             break
+        silent = 0 if started else silent + 1
+        if started:
+            charge = [current] if current else []  # none when it died between two ops
+        elif silent < _MAX_SILENT_WORKERS:
+            charge = remaining[:1]  # it died or hung before its first op: the one it was about to run
+        else:
+            charge = list(remaining)
+        if how == "timeout" and started:
+            what = f"timed out after {timeout_per_op} s; worker killed"
+        elif how == "timeout":
+            what = f"worker did not reach its first op within {startup_timeout} s; killed"
+        else:
+            what = f"worker process died (exit {code})" + ("" if started else " before its first op")
+        if err:
+            what += ": " + err
+        for oid in charge:
+            crashed.append(oid)
+            cases.append({"op": oid, "dtype": "*", "kind": "forward", "sample": -1, "status": "error",
+                          "crash": "timeout" if how == "timeout" else "died", "message": what})
+        remaining = [o for o in remaining if o not in charge]
     report = summarize(cases, quick, time.time() - t0)
     report["crashed_ops"] = crashed
+    report["selected_ops"] = op_ids
+    report.update(_environment())
     os.makedirs(out, exist_ok=True)
     with open(os.path.join(out, "conformance.json"), "w") as f:
         json.dump(report, f, indent=1)
     with open(os.path.join(out, "conformance.html"), "w") as f:
         f.write(to_html(report))
     return report
+
+
+def _run_worker(cmd, cases, timeout_per_op, startup_timeout, on_start):
+    """One worker subprocess, read until it is done, dies or overruns.
+    Returns (op in progress or None, ops it finished, whether it started
+    any, "done" | "died" | "timeout", exit code, the tail of its stderr)."""
+    with tempfile.TemporaryFile("w+") as errf:
+        proc = subprocess.Popen(cmd, stdout=subprocess.PIPE, stderr=errf, text=True)
+        lines = queue.Queue()
+
+        def pump():  # a blocking read would wait forever on a hung worker
+            for line in proc.stdout:
+                lines.put(line)
+            lines.put(None)
+
+        reader = threading.Thread(target=pump, daemon=True)
+        reader.start()
+        current, finished, started, how = None, set(), False, "died"
+        deadline = time.monotonic() + startup_timeout
+        while True:
+            try:
+                line = lines.get(timeout=max(0.0, deadline - time.monotonic()))
+            except queue.Empty:
+                proc.kill()
+                how = "timeout"
+                break
+            if line is None:
+                break
+            try:
+                rec = json.loads(line)
+            except ValueError:
+                continue
+            if "start" in rec:
+                current, started = rec["start"], True
+                deadline = time.monotonic() + timeout_per_op
+                on_start(current, len(finished) + 1)
+            elif "end" in rec:
+                finished.add(rec["end"])
+                current = None
+            elif "done" in rec:
+                how = "done"
+                break
+            else:
+                cases.append(rec)
+        try:
+            code = proc.wait(timeout=60)  # a worker that reported done but hangs on its way out
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            code = proc.wait()
+        reader.join()
+        proc.stdout.close()
+        if how == "done" and code != 0:
+            how = "died"
+        errf.seek(0)
+        tail = errf.read()[-1500:].strip()
+    return current, finished, started, how, code, (tail if how != "done" else "")
+
+
+def _environment():
+    """What the outcomes depend on besides the code: PyTorch (its OpInfos),
+    the plugin, the eager mode the workers inherit."""
+    import torch
+    import torch_pjrt
+    return {"torch": torch.__version__, "platform": torch_pjrt._name,
+            "eager_mode": os.environ.get("TORCH_PJRT_EAGER_MODE") or "strict"}
 
 
 def summarize(cases, quick, seconds):
@@ -436,6 +563,137 @@ def summarize(cases, quick, seconds):
     }
 
 
+# ------------------------------------------------------------- baseline gate
+
+def outcome_map(cases):
+    """{"op dtype kind": outcome} over a run's cases, the samples of one key
+    folded together: "fail" if any sample fails, else "pass" if any passes,
+    else "skip"; a case that ran says "native" or "fallback" (any CPU
+    fallback in any sample)."""
+    by_key = {}
+    for c in cases:
+        by_key.setdefault(f"{c['op']} {c['dtype']} {c['kind']}", []).append(c)
+    out = {}
+    for key, cs in by_key.items():
+        ran = [c for c in cs if c["status"] != "skip"]
+        if not ran:
+            out[key] = "skip"
+            continue
+        if any(c.get("crash") for c in ran):  # the worker died or hung: nothing to say about fallback
+            out[key] = "fail crash"
+            continue
+        outcome = "fail" if any(c["status"] in ("mismatch", "error") for c in ran) else "pass"
+        out[key] = outcome + (" fallback" if any(c.get("fallback") for c in ran) else " native")
+    return out
+
+
+def write_baseline(path, report, base=None, ops=None):
+    """The run's outcome map as a baseline file, one case per line so a
+    change to it reads as a plain diff. For a run of some ops only, base
+    (a baseline's cases) supplies the cases of every other op."""
+    cases = outcome_map(report["case_list"])
+    if base is not None and ops is not None:
+        ops = set(ops)
+        cases = dict({k: v for k, v in base.items() if k.split(" ")[0] not in ops}, **cases)
+    head = {"about": "torch_pjrt conformance baseline: outcome of each (op, dtype, kind) in the quick run; "
+                     "regenerate with python -m torch_pjrt conformance --quick --write-baseline PATH",
+            "torch": report.get("torch"), "platform": report.get("platform"),
+            "quick": report["quick"], "ops": len({k.split(" ")[0] for k in cases})}
+    lines = [f"  {json.dumps(k)}: {json.dumps(head[k])}," for k in head]
+    lines.append('  "cases": {')
+    lines.append(",\n".join(f"    {json.dumps(k)}: {json.dumps(v)}" for k, v in sorted(cases.items())))
+    lines.append("  }")
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "w") as f:
+        f.write("{\n" + "\n".join(lines) + "\n}\n")
+
+
+def load_baseline(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def compare(baseline, current, ops=None):
+    """Compares two outcome maps. Returns {"regressions": [...],
+    "improvements": [...], "other": [...]}, each a list of
+    {"case", "was", "now", "why"} (None where a map lacks the case).
+    Regressions: a case that fails and did not, a case that moved from
+    native to the CPU fallback, a case that passed and no longer runs.
+    Improvements: fail -> pass, fallback -> native, a case that passes and
+    did not run. ops restricts the comparison to those ops (a partial run)."""
+    if ops is not None:
+        ops = set(ops)
+        baseline = {k: v for k, v in baseline.items() if k.split(" ")[0] in ops}
+    diff = {"regressions": [], "improvements": [], "other": []}
+    for key in sorted(set(baseline) | set(current)):
+        was, now = baseline.get(key), current.get(key)
+        if was == now:
+            continue
+        w_out, w_where = (was or "missing").partition(" ")[::2]
+        n_out, n_where = (now or "missing").partition(" ")[::2]
+        entry = {"case": key, "was": was, "now": now}
+        bad, good = [], []
+        if n_out == "fail" and w_out != "fail":
+            bad.append("new failure")
+        if w_out == "pass" and n_out in ("skip", "missing"):
+            bad.append("no longer runs")
+        if w_where == "native" and n_where == "fallback":
+            bad.append("moved to the CPU fallback")
+        if n_out == "pass" and w_out != "pass":
+            good.append("now passes")
+        if w_where == "fallback" and n_where == "native":
+            good.append("now native")
+        if bad:
+            diff["regressions"].append(dict(entry, why=", ".join(bad)))
+        if good:
+            diff["improvements"].append(dict(entry, why=", ".join(good)))
+        if not bad and not good:
+            diff["other"].append(dict(entry, why="changed"))
+    return diff
+
+
+def gate(report, baseline_path, out, ops=None):
+    """Compares a run with the baseline at baseline_path; writes
+    baseline_diff.json and the run's own map as conformance_baseline.json to
+    out (copy it over the baseline to raise it). Returns (ok, text, diff):
+    ok is False on any regression, text lists the changes for a person."""
+    baseline = load_baseline(baseline_path)
+    current = outcome_map(report["case_list"])
+    diff = compare(baseline["cases"], current, ops)
+    os.makedirs(out, exist_ok=True)
+    with open(os.path.join(out, "baseline_diff.json"), "w") as f:
+        json.dump(dict(diff, baseline=os.path.abspath(baseline_path)), f, indent=1)
+    write_baseline(os.path.join(out, "conformance_baseline.json"), report, baseline["cases"], ops)
+    messages = {}
+    for c in report["case_list"]:
+        if c["status"] in ("mismatch", "error"):
+            messages.setdefault(f"{c['op']} {c['dtype']} {c['kind']}", c.get("message", ""))
+    text = []
+    if diff["regressions"]:
+        text.append(f"{len(diff['regressions'])} regression(s) against {baseline_path}:")
+        for e in diff["regressions"]:
+            detail = f" -- {' '.join(messages[e['case']].split())[:300]}" if e["case"] in messages else ""
+            text.append(f"  {_change(e)}{detail}")
+    if diff["improvements"]:
+        raise_it = f"cp {os.path.join(out, 'conformance_baseline.json')} {baseline_path}"
+        text.append(f"{len(diff['improvements'])} improvement(s) over {baseline_path} (" +
+                    (f"raise it: {raise_it}" if not diff["regressions"] else "raise it once the regressions are fixed")
+                    + "):")
+        text += [f"  {_change(e)}" for e in diff["improvements"]]
+    if diff["other"]:
+        text.append(f"{len(diff['other'])} other change(s):")
+        text += [f"  {_change(e)}" for e in diff["other"]]
+    if diff["regressions"] and baseline.get("torch") and report.get("torch") not in (None, baseline["torch"]):
+        text.append(f"note: the baseline was recorded with torch {baseline['torch']}, this run used "
+                    f"{report['torch']}")
+    text.append(f"details in {os.path.join(out, 'baseline_diff.json')}")
+    return not diff["regressions"], "\n".join(text), diff
+
+
+def _change(e):
+    return f"{e['case']}: {e['was'] or 'not run'} -> {e['now'] or 'not run'} ({e['why']})"
+
+
 def to_html(r):
     rows = []
     for name, o in sorted(r["ops"].items()):
@@ -470,20 +728,39 @@ document.querySelectorAll('th').forEach((th, i) => th.onclick = () => {{
 
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m torch_pjrt conformance")
-    ap.add_argument("--quick", action="store_true", help="a spread-out subset, float32, one sample per op")
+    ap.add_argument("--quick", action="store_true",
+                    help="a fixed spread-out subset of the ops, every dtype, one sample each")
     ap.add_argument("--out", default="conformance_out")
     ap.add_argument("--ops", default="", help="comma-separated OpInfo names")
     ap.add_argument("--no-grads", action="store_true")
+    ap.add_argument("--timeout-per-op", type=float, default=600,
+                    help="seconds before a worker stuck in one op is killed (default 600)")
+    g = ap.add_mutually_exclusive_group()
+    g.add_argument("--baseline", metavar="PATH",
+                   help="compare with this baseline; exit 1 on any new failure or move to the CPU fallback")
+    g.add_argument("--write-baseline", metavar="PATH", help="write this run's outcomes as the baseline")
     ap.add_argument("--worker", action="store_true", help=argparse.SUPPRESS)
     a = ap.parse_args(argv)
     ops = [o for o in a.ops.split(",") if o]
     if a.worker:
         _worker(ops, a.quick, not a.no_grads)
         return 0
-    r = run(quick=a.quick, out=a.out, ops=ops, grads=not a.no_grads)
+    if a.baseline and load_baseline(a.baseline).get("quick") != a.quick:
+        ap.error("the baseline was recorded " + ("with" if not a.quick else "without") + " --quick; "
+                 "compare like with like")
+    r = run(quick=a.quick, out=a.out, ops=ops, grads=not a.no_grads, timeout_per_op=a.timeout_per_op)
     print(f"forward pass {r['forward_pass_rate']:.2%} ({r['forward_cases']} cases), native {r['native_rate']:.2%}, "
           f"gradient pass {r['gradient_pass_rate']:.2%} ({r['gradient_cases']} cases), "
-          f"report in {os.path.join(a.out, 'conformance.html')}")
+          f"{len(r['crashed_ops'])} crashed, {r['seconds']} s; report in {os.path.join(a.out, 'conformance.html')}")
+    if a.write_baseline:
+        # With --ops, only those ops' cases change in an existing baseline.
+        base = load_baseline(a.write_baseline)["cases"] if ops and os.path.exists(a.write_baseline) else None
+        write_baseline(a.write_baseline, r, base, r["selected_ops"])
+        print(f"baseline written to {a.write_baseline}")
+    if a.baseline:
+        ok, text, _ = gate(r, a.baseline, a.out, ops=r["selected_ops"] if ops else None)
+        print(text)
+        return 0 if ok else 1
     return 0
 
 
