@@ -552,6 +552,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero.out", &nonzero_out);
   m.impl("nonzero_static", &nonzero_static);
   m.impl("nonzero_static.out", &nonzero_static_out);
+  m.impl("one_hot", &one_hot);
   m.impl("repeat_interleave.Tensor", &repeat_interleave_Tensor);
   m.impl("roll", &roll);
   m.impl("scatter.reduce", &scatter_reduce);
