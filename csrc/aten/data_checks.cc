@@ -77,4 +77,24 @@ void check_probabilities(const at::Tensor& p, int64_t n_sample, bool replacement
   });
 }
 
+namespace {
+
+void assert_nonzero(const at::Tensor& self, std::string msg) {
+  TORCH_CHECK(self.numel() != 0, "Boolean value of Tensor with no values is ambiguous");
+  TORCH_CHECK(self.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
+  engine::defer_check(cast(read(self.ne(0)), shlo::DType::S64), [msg = std::move(msg)](const std::vector<int64_t>& v) {
+    TORCH_CHECK(v[0] != 0, msg);
+  });
+}
+
+}  // namespace
+
+void _assert_async(const at::Tensor& self) {
+  assert_nonzero(self, "Expected Tensor with single nonzero value, but got zero");
+}
+
+void _assert_async_msg(const at::Tensor& self, c10::string_view assert_msg) {
+  assert_nonzero(self, assert_msg.empty() ? "Assertion is failed" : std::string(assert_msg));
+}
+
 }  // namespace tpu

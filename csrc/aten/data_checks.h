@@ -25,4 +25,9 @@ void check_all_within(const at::Tensor& t, double lo, double hi, std::function<v
 // order and with the messages of the CPU kernel for this call.
 void check_probabilities(const at::Tensor& p, int64_t n_sample, bool replacement);
 
+// torch._assert_async: a one-element tensor must be nonzero, checked like
+// the other value checks (never waiting, as on CUDA).
+void _assert_async(const at::Tensor& self);
+void _assert_async_msg(const at::Tensor& self, c10::string_view assert_msg);
+
 }  // namespace tpu

@@ -322,3 +322,26 @@ def test_no_overlap_no_error(mode):
 
     x, y = torch.randn(3, 3), torch.randn(3, 3)
     assert_close(fn(x.to(TPU), y.to(TPU)), fn(x.clone(), y.clone()), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("value, args, msg", [
+    (0, (), "Expected Tensor with single nonzero value, but got zero"),
+    (False, (), "Expected Tensor with single nonzero value, but got zero"),
+    (0.0, ("boom",), "boom"),
+    (0, ("",), "Assertion is failed"),
+])
+def test_assert_async(mode, value, args, msg):
+    def fn(t):
+        torch._assert_async(t, *args)
+        return t
+
+    deferred(mode, fn, (torch.tensor(value),), RuntimeError, msg)
+
+
+def test_assert_async_passes_and_checks_sizes(mode):
+    for v in [1, True, 0.5, float("nan")]:
+        torch._assert_async(torch.tensor(v, device=TPU))
+    torch.tpu.synchronize()
+    at_call(torch._assert_async, (torch.tensor([1, 2]),), RuntimeError,
+            "Boolean value of Tensor with more than one value is ambiguous")
+    assert not any("_assert_async" in k for k in torch_pjrt.fallback_stats())
