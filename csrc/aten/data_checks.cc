@@ -25,11 +25,13 @@ void check_first_in_range(const at::Tensor& t, int64_t lo, int64_t hi, std::opti
       if ((v[i] < lo || v[i] >= hi) && (!skip || v[i] != *skip)) fail(v[i]);
     return;
   }
-  // With no skip value, lo itself never matches an element outside.
-  engine::Ref r = op("first_outside", {read(t), engine::scalar_i64(lo), engine::scalar_i64(hi),
-                                       engine::scalar_i64(skip.value_or(lo))},
-                     shlo::Type{shlo::DType::S64, {2}}, [](shlo::Builder& b, const Vals& in) {
-                       return Vals{ops::first_outside(b, in[0], in[1], in[2], in[3])};
+  // With no skip value, lo itself never matches an element outside. The
+  // bounds are constants of the program (a model uses one class count and
+  // ignore_index): no operand uploads on the per-step path.
+  int64_t sk = skip.value_or(lo);
+  engine::Ref r = op("first_outside:" + std::to_string(lo) + ":" + std::to_string(hi) + ":" + std::to_string(sk),
+                     {read(t)}, shlo::Type{shlo::DType::S64, {2}}, [lo, hi, sk](shlo::Builder& b, const Vals& in) {
+                       return Vals{ops::first_outside(b, in[0], lo, hi, sk)};
                      });
   engine::defer_check(r, [n, fail = std::move(fail)](const std::vector<int64_t>& a) {
     if (a[0] < n) fail(a[1]);

@@ -30,13 +30,13 @@ Value one(Builder& b, Value scalar) { return b.reshape(scalar, {1}); }
 
 }  // namespace
 
-Value first_outside(Builder& b, Value x, Value lo, Value hi, Value skip) {
+Value first_outside(Builder& b, Value x, int64_t lo, int64_t hi, int64_t skip) {
   int64_t n = shlo::numel(x.shape());
   Shape s{n};
   Value flat = b.convert(b.reshape(x, s), DType::S64);
-  Value out = b.binary("or", b.compare(Cmp::LT, flat, b.broadcast_to(lo, s)),
-                       b.compare(Cmp::GE, flat, b.broadcast_to(hi, s)));
-  Value bad = b.binary("and", out, b.compare(Cmp::NE, flat, b.broadcast_to(skip, s)));
+  auto splat = [&](int64_t v) { return b.broadcast_to(b.constant_i64({v}), s); };
+  Value out = b.binary("or", b.compare(Cmp::LT, flat, splat(lo)), b.compare(Cmp::GE, flat, splat(hi)));
+  Value bad = b.binary("and", out, b.compare(Cmp::NE, flat, splat(skip)));
   Value at = first_true(b, bad);
   return b.concatenate({one(b, at), one(b, element_at(b, flat, at))}, 0);
 }

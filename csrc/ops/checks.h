@@ -12,8 +12,8 @@ using shlo::Value;
 
 // The first element of the integer value x (in row-major order) outside
 // [lo, hi) that is not equal to skip, as s64[2] {position, value}; position
-// is numel(x) when there is none. lo, hi, skip: 0-d s64.
-Value first_outside(Builder& b, Value x, Value lo, Value hi, Value skip);
+// is numel(x) when there is none.
+Value first_outside(Builder& b, Value x, int64_t lo, int64_t hi, int64_t skip);
 
 // s64[1]: the position of the first element of the floating value x that
 // is outside [lo, hi] or NaN, or numel(x). lo, hi: 0-d of x's dtype.

@@ -38,8 +38,7 @@ TEST(OpsChecks, FirstOutsideReportsTheFirstInOrderAndSkipsTheIgnoredValue) {
   auto program = [](int64_t skip) {
     Builder b;
     Value x = b.param(Type{DType::S64, {2, 3}});
-    Value r = ops::first_outside(b, x, b.constant(DType::S64, 0), b.constant(DType::S64, 5),
-                                 b.constant(DType::S64, static_cast<double>(skip)));
+    Value r = ops::first_outside(b, x, 0, 5, skip);
     return b.finish({r});
   };
   std::vector<int64_t> x{1, -100, 7, 2, -3, 9};
