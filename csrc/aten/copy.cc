@@ -1,6 +1,8 @@
 // Moving data between the host and the device, and between dtypes.
 #include "aten/copy.h"
 
+#include <ATen/MemoryOverlap.h>
+
 #include "aten/errors.h"
 #include "aten/tensor.h"
 #include "engine/graph.h"
@@ -54,6 +56,11 @@ const at::Tensor& copy_into(const at::Tensor& dst, const at::Tensor& src) {
     dst.copy_(raw);
     return dst;
   }
+  // As TensorIterator does for the CPU's copy_: views keep sizes, strides
+  // and offsets, and the storage's handle address is a stable identity, so
+  // PyTorch's own overlap tests apply unchanged (a full overlap is fine).
+  at::assert_no_internal_overlap(dst);
+  if (src_tpu && !dst.is_same(src)) at::assert_no_partial_overlap(dst, src);
   engine::Ref v = src_tpu ? read(src) : upload(src, dst.scalar_type());
   // A conjugate / negative view stores the conjugate / negation of its value:
   // one flip per side whose bit is set.

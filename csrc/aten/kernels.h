@@ -509,6 +509,7 @@ at::Tensor nonzero(const at::Tensor& self);
 at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out);
 at::Tensor nonzero_static(const at::Tensor& self, c10::SymInt size, int64_t fill_value);
 at::Tensor& nonzero_static_out(const at::Tensor& self, c10::SymInt size, int64_t fill_value, at::Tensor& out);
+at::Tensor one_hot(const at::Tensor& self, int64_t num_classes);
 at::Tensor repeat_interleave_Tensor(const at::Tensor& repeats, std::optional<c10::SymInt> output_size);
 at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef shifts, at::IntArrayRef dims);
 at::Tensor scatter_src(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src);

@@ -22,6 +22,8 @@
 #include "aten/index_bounds.h"
 #include "aten/kernels.h"
 #include "aten/structured.h"
+#include "engine/checks.h"
+#include "ops/checks.h"
 #include "ops/coverage.h"
 #include "ops/indexing.h"
 
@@ -477,11 +479,21 @@ engine::Ref robust_loss_backward_ref(const at::Tensor& grad, const at::Tensor& s
             });
 }
 
-void check_unit_range(const at::Tensor& self) {
-  if (self.numel() == 0) return;
-  engine::Ref bad = op("outside_unit", {read(self)}, shlo::Type{shlo::DType::PRED, {}},
-                       [](Builder& b, const Vals& in) { return Vals{ops::outside_unit(b, in[0])}; });
-  TORCH_CHECK(!fetch<uint8_t>(bad)[0], "all elements of input should be between 0 and 1");
+// The CPU loop checks input then target at each element in turn and
+// reports the first failure; answered by the device at the next host read.
+void check_unit_range(const at::Tensor& self, const at::Tensor& target) {
+  int64_t n = self.numel();
+  if (n == 0) return;
+  shlo::DType t = to_shlo(self.scalar_type());
+  engine::Ref first = op("bce_unit_range", {read(self), read_as(target, t), scalar_of(0, t), scalar_of(1, t)},
+                         shlo::Type{shlo::DType::S64, {2}}, [](Builder& b, const Vals& in) {
+                           return Vals{b.concatenate({ops::first_outside_closed(b, in[0], in[2], in[3]),
+                                                      ops::first_outside_closed(b, in[1], in[2], in[3])}, 0)};
+                         });
+  engine::defer_check(first, [n](const std::vector<int64_t>& at) {
+    TORCH_CHECK(at[0] == n || at[0] > at[1], "all elements of input should be between 0 and 1");
+    TORCH_CHECK(at[1] == n, "all elements of target should be between 0 and 1");
+  });
 }
 
 engine::Ref bce_ref(const std::optional<at::Tensor>& grad, const at::Tensor& self, const at::Tensor& target,
@@ -492,7 +504,7 @@ engine::Ref bce_ref(const std::optional<at::Tensor>& grad, const at::Tensor& sel
   check_floating("binary_cross_entropy", self.scalar_type());
   bool has_w = weight.has_value() && weight->defined();
   if (has_w) (void)at::infer_size(weight->sizes(), self.sizes());
-  if (!grad) check_unit_range(self);
+  if (!grad) check_unit_range(self, target);
   shlo::DType t = to_shlo(self.scalar_type());
   std::vector<engine::Ref> in{read(self), read_as(target, t)};
   if (has_w) in.push_back(read_as(*weight, t));

@@ -5,6 +5,7 @@
 // from the same TensorIterator configuration its CPU kernel builds.
 #include <ATen/Dispatch.h>
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ops/acos_meta.h>
 #include <ATen/ops/acosh_meta.h>
 #include <ATen/ops/asin_meta.h>
@@ -489,6 +490,7 @@ at::Tensor& masked_fill_inplace(at::Tensor& self, const at::Tensor& mask, engine
   auto shape = at::infer_size_dimvector(self.sizes(), mask.sizes());
   TORCH_CHECK(at::IntArrayRef(shape) == self.sizes(), "masked_fill_: the mask of shape ", mask.sizes(),
               " cannot be broadcast to the shape ", self.sizes(), " of the tensor it fills in place");
+  at::assert_no_partial_overlap(self, mask);
   masked_fill_into(self, self, mask, std::move(value));
   return self;
 }

@@ -15,6 +15,7 @@
 // repeat_interleave, masked_scatter's count check) likewise read one count
 // back from the device.
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ops/cat_meta.h>
 #include <ATen/ops/gather_meta.h>
@@ -469,6 +470,9 @@ using MSort = at::meta::structured_sort_stable;
 at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::Tensor& out) {
   TORCH_CHECK_INDEX(index.dim() <= 1, "index_select(): Index is supposed to be a vector");
   check_index_dtype(index, "index_select");
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, index);
   dim = at::maybe_wrap_dim(dim, self.dim());
   at::DimVector os(self.sizes());
   if (self.dim() > 0) {
@@ -638,6 +642,10 @@ at::Tensor& _index_put_impl_(at::Tensor& self, const c10::List<std::optional<at:
   TORCH_CHECK(values.scalar_type() == self.scalar_type(),
               "Index put requires the source and destination dtypes match, got ", self.scalar_type(),
               " for the destination and ", values.scalar_type(), " for the source.");
+  // As the CPU's: the written tensor may not share memory with what it reads.
+  at::assert_no_overlap(self, values);
+  for (const std::optional<at::Tensor>& i : indices)
+    if (i.has_value() && i->defined()) at::assert_no_overlap(self, *i);
   Expanded e = expand_indices(self, indices);
   engine::Ref v = values.device().is_cpu() && values.dim() > 0 ? read(values.to(self.device())) : read(values);
   if (e.idx.empty()) {
@@ -665,6 +673,9 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   TORCH_CHECK(index.scalar_type() == at::kLong, "take(): Expected a long tensor for index, but got ",
               index.scalar_type());
   TORCH_CHECK_INDEX(!(self.numel() == 0 && index.numel() != 0), "take(): tried to take from an empty tensor");
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, index);
+  at::assert_no_overlap(out, self);
   int64_t n = self.numel();
   check_range(index, -n, n, [=](int64_t v) {
     TORCH_CHECK_INDEX(false, "out of range: tried to access index ", v, " on a tensor of ", n, " elements.");
@@ -704,6 +715,7 @@ at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::
               source.scalar_type());
   TORCH_CHECK(at::is_expandable_to(mask.sizes(), self.sizes()), "masked_scatter_: mask of shape ", mask.sizes(),
               " cannot be broadcast to self of shape ", self.sizes());
+  at::assert_no_internal_overlap(self);
   if (self.numel() == 0) return self;
   engine::Ref m = broadcast(read(mask), shape_of(self.sizes()));
   // Data-dependent check: source must hold one element per true position.
@@ -718,6 +730,9 @@ at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::
 
 at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out) {
   TORCH_CHECK(mask.scalar_type() == at::kBool, "masked_select: expected BoolTensor for mask");
+  at::assert_no_internal_overlap(out);
+  at::assert_no_overlap(out, self);
+  at::assert_no_overlap(out, mask);
   at::DimVector shape = at::infer_size_dimvector(self.sizes(), mask.sizes());
   // Advanced indexing by the broadcast mask (its true count is read back).
   c10::List<std::optional<at::Tensor>> idx;
@@ -898,6 +913,9 @@ std::tuple<at::Tensor&, at::Tensor&> sort_values_stable(const at::Tensor& self, 
                                                         at::Tensor& indices) {
   Structured<MSort> m({values, indices});
   m.meta(self, stable, dim, descending);
+  // The CPU copies self into values first, which refuses a partial overlap.
+  at::assert_no_internal_overlap(values);
+  if (!values.is_same(self)) at::assert_no_partial_overlap(values, self);
   sort_into(self, dim, descending, values, indices);
   return {values, indices};
 }
@@ -1034,8 +1052,16 @@ at::Tensor repeat_interleave_Tensor(const at::Tensor& repeats, std::optional<c10
   int64_t total = 0;
   if (output_size.has_value()) {
     total = output_size->expect_int();
-    check_range(repeats, 0, std::numeric_limits<int64_t>::max(),
-                [](int64_t) { TORCH_CHECK(false, "repeats can not be negative"); });
+    // The given size is trusted now and checked on the device, in the CPU's
+    // order: the sum first, then the signs.
+    if (repeats.numel() > 0) {
+      engine::Ref ms = op("min_and_sum", {read(repeats)}, shlo::Type{shlo::DType::S64, {2}},
+                          [](Builder& b, const Vals& in) { return Vals{ops::min_and_sum(b, in[0])}; });
+      engine::defer_check(ms, [total](const std::vector<int64_t>& v) {
+        TORCH_CHECK(v[1] == total, "allocated size does not match required size");
+        TORCH_CHECK(v[0] >= 0, "repeats can not be negative");
+      });
+    }
   } else if (repeats.numel() > 0) {
     // Data-dependent size: one read of [min, sum].
     std::vector<int64_t> ms = fetch_i64(op("min_and_sum", {read(repeats)}, shlo::Type{shlo::DType::S64, {2}},
@@ -1049,6 +1075,32 @@ at::Tensor repeat_interleave_Tensor(const at::Tensor& repeats, std::optional<c10
                 [total](Builder& b, const Vals& in) { return Vals{ops::repeat_interleave_indices(b, in[0], total)}; }));
   trust_indices(out, std::max<int64_t>(repeats.numel(), 1));
   return out;
+}
+
+// F.one_hot. PyTorch's composite leaves the class checks of accelerator
+// tensors to scatter's device assert; here they are deferred checks with
+// the CPU's messages, and the encoding is one comparison with an iota.
+at::Tensor one_hot(const at::Tensor& self, int64_t num_classes) {
+  TORCH_CHECK(self.scalar_type() == at::kLong, "one_hot is only applicable to index tensor of type LongTensor.");
+  std::vector<int64_t> shape = self.sizes().vec();
+  if (self.numel() == 0) {
+    TORCH_CHECK(num_classes > 0, "Can not infer total number of classes from empty tensor.");
+    shape.push_back(num_classes);
+    return at::empty(shape, self.options());
+  }
+  auto fail = [](int64_t v) {
+    TORCH_CHECK(v >= 0, "Class values must be non-negative.");
+    TORCH_CHECK(false, "Class values must be smaller than num_classes.");
+  };
+  if (num_classes == -1) {
+    check_range(self, 0, std::numeric_limits<int64_t>::max(), fail);
+    num_classes = self.max().item<int64_t>() + 1;  // the read raises a pending failure first
+  } else {
+    check_range(self, 0, num_classes, fail);
+    // No class fits: the CPU raises at the call.
+    if (num_classes <= 0) self.max().item();
+  }
+  return at::eq(self.unsqueeze(-1), at::arange(num_classes, self.options())).to(at::kLong);
 }
 
 void check_index_bounds(const at::Tensor& idx, int64_t lo, int64_t hi, const std::function<void(int64_t)>& fail) {

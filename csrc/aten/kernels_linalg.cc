@@ -1,6 +1,7 @@
 // Matrix products (mm, bmm, addmm, baddbmm, addbmm, mv, addmv, dot, vdot)
 // and scaled dot product attention (the overrideable fused SDPA backend).
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/SDPBackend.h>
 #include <ATen/native/transformers/attention.h>
 #include <ATen/ops/addmm_meta.h>
@@ -274,6 +275,8 @@ at::Tensor& addmm_(at::Tensor& s, const at::Tensor& m1, const at::Tensor& m2, co
 }
 at::Tensor& addmm_out(const at::Tensor& s, const at::Tensor& m1, const at::Tensor& m2, const at::Scalar& beta,
                       const at::Scalar& alpha, at::Tensor& out) {
+  // The CPU copies s into out first, which refuses a partial overlap.
+  if (!out.is_same(s)) at::assert_no_partial_overlap(out, s);
   return out_variant<MAddmm>(out, addmm_impl<Structured<MAddmm>>, s, m1, m2, beta, alpha);
 }
 

@@ -2,8 +2,12 @@
 // Argument checks come from PyTorch's own distribution templates so errors
 // match the CPU's; each op records one node whose rng state is a runtime
 // operand drawn from the tpu generator (see device.h).
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/DistributionTemplates.h>
 
+#include <limits>
+
+#include "aten/data_checks.h"
 #include "aten/device.h"
 #include "aten/kernels.h"
 #include "aten/structured.h"
@@ -98,6 +102,8 @@ template <class>
 struct NormalKernel {
   void operator()(const at::TensorBase& base, double mean, double std, std::optional<at::Generator> gen) {
     at::Tensor self(base);
+    // The CPU kernel's TensorIterator refuses a self whose elements share memory.
+    at::assert_no_internal_overlap(self);
     DType c = param_dtype(self);
     normal_fill(self, param(mean, c), param(std, c), gen);
   }
@@ -176,6 +182,10 @@ struct BernoulliTensorKernel {
     TORCH_CHECK(at::isFloatingType(p.scalar_type()), "bernoulli_ expects p to be a floating point tensor, got ",
                 p.scalar_type());
     if (p.device() != self.device()) p = p.to(self.device());
+    check_all_within(p, 0, 1, [] {
+      double p_in = -1;  // fails the CPU sampler's own check, giving its message
+      TORCH_CHECK(p_in >= 0 && p_in <= 1);
+    });
     // expand() checks p broadcasts to self exactly like PyTorch's expand_inplace.
     bernoulli_fill(self, read(p.expand(self.sizes())), gen);
   }
@@ -230,8 +240,7 @@ struct CauchyKernel {
 namespace T = at::native::templates;
 
 // normal() with tensor mean and/or std: out = mean + std * N(0, 1), each
-// broadcast to out. PyTorch also checks std >= 0 element-wise, which costs
-// a device sync per call; we leave negative std as the caller's to avoid.
+// broadcast to out.
 at::Tensor& normal_tensors_out(at::Tensor& out, engine::Ref mean, engine::Ref std, at::IntArrayRef shape,
                                const std::optional<at::Generator>& gen) {
   at::native::resize_output(out, shape);
@@ -242,6 +251,14 @@ at::Tensor& normal_tensors_out(at::Tensor& out, engine::Ref mean, engine::Ref st
 engine::Ref read_param(const at::Tensor& t, const at::Tensor& out) {
   TORCH_CHECK(!t.is_complex(), "normal expects a non-complex mean and standard deviation");
   return read_as(t, ops::random_compute_dtype(to_shlo(out.scalar_type())));
+}
+
+// A tensor std, checked like the CPU's (NaN fails) at the next host read.
+engine::Ref read_std(const at::Tensor& std, const at::Tensor& out) {
+  engine::Ref v = read_param(std, out);
+  check_all_within(std, 0, std::numeric_limits<double>::infinity(),
+                   [] { TORCH_CHECK(false, "normal expects all elements of std >= 0.0"); });
+  return v;
 }
 
 }  // namespace
@@ -333,25 +350,25 @@ at::Tensor& normal_Tensor_float_out(const at::Tensor& mean, double std, std::opt
 at::Tensor normal_float_Tensor(double mean, const at::Tensor& std, std::optional<at::Generator> gen) {
   at::Tensor out = at::empty_like(std, at::MemoryFormat::Contiguous);
   return normal_tensors_out(out, param(mean, ops::random_compute_dtype(to_shlo(out.scalar_type()))),
-                            read_param(std, out), std.sizes(), gen);
+                            read_std(std, out), std.sizes(), gen);
 }
 
 at::Tensor& normal_float_Tensor_out(double mean, const at::Tensor& std, std::optional<at::Generator> gen,
                                     at::Tensor& out) {
   return normal_tensors_out(out, param(mean, ops::random_compute_dtype(to_shlo(out.scalar_type()))),
-                            read_param(std, out), std.sizes(), gen);
+                            read_std(std, out), std.sizes(), gen);
 }
 
 at::Tensor normal_Tensor_Tensor(const at::Tensor& mean, const at::Tensor& std, std::optional<at::Generator> gen) {
   auto shape = at::infer_size(mean.sizes(), std.sizes());
   at::Tensor out = at::empty(shape, mean.options(), at::MemoryFormat::Contiguous);
-  return normal_tensors_out(out, read_param(mean, out), read_param(std, out), shape, gen);
+  return normal_tensors_out(out, read_param(mean, out), read_std(std, out), shape, gen);
 }
 
 at::Tensor& normal_Tensor_Tensor_out(const at::Tensor& mean, const at::Tensor& std,
                                      std::optional<at::Generator> gen, at::Tensor& out) {
   auto shape = at::infer_size(mean.sizes(), std.sizes());
-  return normal_tensors_out(out, read_param(mean, out), read_param(std, out), shape, gen);
+  return normal_tensors_out(out, read_param(mean, out), read_std(std, out), shape, gen);
 }
 
 // ---- dropout
@@ -434,8 +451,8 @@ at::Tensor& multinomial_out(const at::Tensor& self, c10::SymInt n, bool replacem
   int64_t cats = self.size(-1);
   TORCH_CHECK(replacement || n_sample <= cats, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   TORCH_CHECK(cats <= (int64_t(1) << 24), "number of categories cannot exceed 2^24");
-  // PyTorch also rejects negative, non-finite or all-zero rows; that needs a
-  // device sync per call, so we leave it out (as CUDA kernels do).
+  // Negative, non-finite or all-zero rows raise at the next host read.
+  check_probabilities(self, n_sample, replacement);
   int64_t rows = self.dim() == 1 ? 1 : self.size(0);
   if (self.dim() == 1) at::native::resize_output(out, {n_sample});
   else at::native::resize_output(out, {rows, n_sample});

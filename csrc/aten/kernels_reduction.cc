@@ -1,6 +1,7 @@
 // Reductions, scans, softmax and losses: ATen entry points over ops/reduction.
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ExpandUtils.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ops/_log_softmax_backward_data_meta.h>
 #include <ATen/ops/_log_softmax_meta.h>
 #include <ATen/ops/_softmax_backward_data_meta.h>
@@ -28,6 +29,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "aten/data_checks.h"
 #include "aten/kernels.h"
 #include "aten/structured.h"
 #include "ops/reduction.h"
@@ -61,6 +63,13 @@ Dims reduce_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool empty
   for (size_t i = 1; i < d.size(); ++i)
     TORCH_CHECK(d[i] != d[i - 1], "dim ", d[i], " appears multiple times in the list of dims");
   return d;
+}
+
+// The CPU's scan kernels walk out and self with a TensorIterator, which
+// refuses any overlap between them but a full one.
+void check_scan_out_overlap(const at::Tensor& self, const at::Tensor& out) {
+  at::assert_no_internal_overlap(out);
+  if (!out.is_same(self)) at::assert_no_partial_overlap(out, self);
 }
 
 Dims one_dim(const at::Tensor& self, int64_t dim) {
@@ -382,6 +391,10 @@ void nll_into(const at::Tensor& output, const at::Tensor& total_weight, const at
   check_reduction(reduction);
   check_target(target);
   check_floating(self, "nll_loss");
+  // Class indices are read on the device; a bad one raises like the CPU's
+  // loop at the next host read.
+  check_first_in_range(target, 0, self.size(self.dim() == 1 ? 0 : 1), ignore_index,
+                       [](int64_t t) { TORCH_CHECK_INDEX(false, "Target ", t, " is out of bounds."); });
   bool has_w = weight.has_value() && weight->defined();
   std::vector<engine::Ref> in{read(self), read(target), engine::scalar_i64(ignore_index)};
   if (has_w) in.push_back(read(*weight));
@@ -749,6 +762,7 @@ at::Tensor& cumsum_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType>
   return inplace<MCumsum>(self, cumsum_impl<Structured<MCumsum>>, dim, dtype);
 }
 at::Tensor& cumsum_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype, at::Tensor& out) {
+  check_scan_out_overlap(self, out);
   return out_variant<MCumsum>(out, cumsum_impl<Structured<MCumsum>>, self, dim, dtype);
 }
 at::Tensor cumprod(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
@@ -759,6 +773,7 @@ at::Tensor& cumprod_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType
 }
 at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype,
                         at::Tensor& out) {
+  check_scan_out_overlap(self, out);
   return out_variant<MCumprod>(out, cumprod_impl<Structured<MCumprod>>, self, dim, dtype);
 }
 static void check_logcumsumexp(const at::Tensor& self) {

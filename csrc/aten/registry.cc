@@ -4,6 +4,7 @@
 #include <torch/library.h>
 
 #include "aten/copy.h"
+#include "aten/data_checks.h"
 #include "aten/kernels.h"
 
 namespace tpu {
@@ -25,6 +26,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("set_.source_Tensor", &set_source_tensor);
   m.impl("unfold", &unfold);
   m.impl("view", &view);
+
+  // ---- checks of values (data_checks.cc)
+  m.impl("_assert_async", &_assert_async);
+  m.impl("_assert_async.msg", &_assert_async_msg);
 
   // ---- factories and fills
   m.impl("arange.start_out", &arange_start_out);
@@ -552,6 +557,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
   m.impl("nonzero.out", &nonzero_out);
   m.impl("nonzero_static", &nonzero_static);
   m.impl("nonzero_static.out", &nonzero_static_out);
+  m.impl("one_hot", &one_hot);
   m.impl("repeat_interleave.Tensor", &repeat_interleave_Tensor);
   m.impl("roll", &roll);
   m.impl("scatter.reduce", &scatter_reduce);

@@ -564,9 +564,4 @@ Value binary_cross_entropy_backward(Builder& b, Value grad, Value x, Value y, st
   return down(b, r, t);
 }
 
-Value outside_unit(Builder& b, Value x) {
-  Value bad = lor(b, b.compare(Cmp::LT, x, kconst(b, 0, x)), b.compare(Cmp::GT, x, kconst(b, 1, x)));
-  return b.reduce(bad, b.constant(DType::PRED, 0), all_dims(bad.rank()), "or");
-}
-
 }  // namespace ops

@@ -91,8 +91,6 @@ Value robust_loss_backward(Builder& b, Value grad, Value x, Value y, int kind, d
 Value binary_cross_entropy(Builder& b, Value x, Value y, std::optional<Value> w, int64_t reduction);
 Value binary_cross_entropy_backward(Builder& b, Value grad, Value x, Value y, std::optional<Value> w,
                                     int64_t reduction);
-// Whether any element of x lies outside [0, 1] (BCE's input check): 0-d PRED.
-Value outside_unit(Builder& b, Value x);
 
 // ---- pooling (coverage_pool.cc). x: [B, C, *spatial] with 1 to 3 spatial dims.
 // The input positions each output reads along one spatial dim: raw[o * len + j]

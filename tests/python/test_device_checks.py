@@ -1,0 +1,347 @@
+"""Preconditions the CPU checks on data raise the CPU's error on the tpu too.
+
+Values living on the device are checked by a small program of their own
+(engine/checks.h): the error comes at the next host read or synchronize in
+strict and fused mode, without waiting at the call, and at the call in
+debug mode. Checks the CPU makes from sizes and strides alone (memory
+overlap) raise at the call in every mode. After any of them the device
+keeps working. Each case also runs on the CPU, so the expected class and
+message are the CPU's own."""
+import re
+
+import pytest
+import torch
+import torch.nn.functional as F
+
+import torch_pjrt
+from conftest import TPU, assert_close, to_tpu
+
+MODES = ["strict", "fused", "debug"]
+
+
+@pytest.fixture(params=MODES)
+def mode(request):
+    with torch_pjrt.eager_mode(request.param):
+        yield request.param
+
+
+def _cpu_error(fn, args, exc, msg):
+    with pytest.raises(exc, match=re.escape(msg)):
+        fn(*args)
+
+
+def _still_works():
+    a = torch.arange(4.0, device=TPU)
+    assert (a * 2 + 1).cpu().tolist() == [1.0, 3.0, 5.0, 7.0]
+
+
+def deferred(mode, fn, args, exc, msg):
+    """fn raises exc(msg) on the CPU; on the tpu at the next host read in
+    strict / fused mode (the call itself neither raises nor waits) and at
+    the call in debug mode."""
+    _cpu_error(fn, args, exc, msg)
+    targs = to_tpu(list(args))
+    with pytest.raises(exc, match=re.escape(msg)):
+        out = fn(*targs)
+        assert mode != "debug", "debug mode raises at the call"
+        if isinstance(out, tuple):
+            out = out[0]
+        out.cpu()
+    _still_works()
+
+
+def at_call(fn, args, exc, msg):
+    """fn raises exc(msg) at the call on the CPU and on the tpu, in every mode."""
+    _cpu_error(fn, [a.clone() if isinstance(a, torch.Tensor) else a for a in args], exc, msg)
+    with pytest.raises(exc, match=re.escape(msg)):
+        fn(*to_tpu(list(args)))
+    _still_works()
+
+
+# ---------------------------------------------------------------- class-index targets
+
+X = torch.randn(4, 5)
+
+
+@pytest.mark.parametrize("target, bad", [([1, 7, 2, -3], 7), ([1, -3, 2, 7], -3), ([0, 5, 1, 2], 5)])
+def test_cross_entropy_target_out_of_bounds(mode, target, bad):
+    deferred(mode, F.cross_entropy, (X, torch.tensor(target)), IndexError, f"Target {bad} is out of bounds.")
+
+
+@pytest.mark.parametrize("reduction", ["none", "sum", "mean"])
+def test_nll_loss_target_out_of_bounds(mode, reduction):
+    fn = lambda x, t: F.nll_loss(x, t, reduction=reduction)  # noqa: E731
+    deferred(mode, fn, (X.log_softmax(1), torch.tensor([1, 9, 2, 3])), IndexError, "Target 9 is out of bounds.")
+    deferred(mode, fn, (X[0], torch.tensor(-1)), IndexError, "Target -1 is out of bounds.")
+
+
+def test_nll_loss2d_target_out_of_bounds(mode):
+    t = torch.randint(0, 5, (2, 3, 3))
+    t[1, 2, 0] = 6
+    deferred(mode, F.nll_loss, (torch.randn(2, 5, 3, 3), t), IndexError, "Target 6 is out of bounds.")
+    deferred(mode, F.cross_entropy, (torch.randn(2, 5, 3, 3), t), IndexError, "Target 6 is out of bounds.")
+
+
+def test_ignored_targets_are_not_checked(mode):
+    for target, ignore in [([1, -100, 2, 3], -100), ([1, 7, 2, 3], 7)]:
+        x, t = X.clone().requires_grad_(), torch.tensor(target)
+        xt = x.detach().to(TPU).requires_grad_()
+        loss = F.cross_entropy(x, t, ignore_index=ignore)
+        tloss = F.cross_entropy(xt, t.to(TPU), ignore_index=ignore)
+        assert_close(tloss, loss.detach())
+        loss.backward()
+        tloss.backward()
+        assert_close(xt.grad, x.grad)
+    t = torch.randint(0, 5, (2, 3, 3))
+    t[0, 1, 1] = 255
+    x = torch.randn(2, 5, 3, 3)
+    assert_close(F.cross_entropy(x.to(TPU), t.to(TPU), ignore_index=255), F.cross_entropy(x, t, ignore_index=255))
+
+
+def test_valid_targets_and_weights(mode):
+    x, t, w = torch.randn(6, 5), torch.randint(0, 5, (6,)), torch.rand(5)
+    for red in ["none", "sum", "mean"]:
+        assert_close(F.nll_loss(x.to(TPU), t.to(TPU), w.to(TPU), reduction=red), F.nll_loss(x, t, w, reduction=red))
+    t8 = t.to(torch.int64)[:3].expand(2, 3)  # a broadcast view as target
+    x8 = torch.randn(2, 5, 3)
+    assert_close(F.cross_entropy(x8.to(TPU), t8.to(TPU)), F.cross_entropy(x8, t8))
+
+
+def test_multi_margin_target_out_of_bounds(mode):
+    # Not native (runs through the CPU fallback), which checks it.
+    with pytest.raises(RuntimeError, match="target out of range"):
+        F.multi_margin_loss(X.to(TPU), torch.tensor([1, 7, 2, 3], device=TPU)).cpu()
+    _still_works()
+
+
+# ---------------------------------------------------------------- probabilities
+
+
+@pytest.mark.parametrize("probs, n, replacement, msg", [
+    ([0.2, -0.1, 0.5], 1, False, "probability tensor contains either `inf`, `nan` or element < 0"),
+    ([0.2, float("inf")], 1, True, "probability tensor contains either `inf`, `nan` or element < 0"),
+    ([[0.2, 0.3], [0.1, float("nan")]], 2, False, "probability tensor contains either `inf`, `nan` or element < 0"),
+    ([0.2, -0.1, 0.5], 2, True, "invalid multinomial distribution (encountering probability entry < 0)"),
+    ([0.2, float("nan")], 2, True, "invalid multinomial distribution (encountering probability entry < 0)"),
+    ([0.2, float("inf")], 2, True, "invalid multinomial distribution (encountering probability entry = infinity or NaN)"),
+    ([0.0, 0.0, 0.0], 1, False, "invalid multinomial distribution (sum of probabilities <= 0)"),
+    ([[1.0, 0.0], [0.0, 0.0]], 1, False, "invalid multinomial distribution (sum of probabilities <= 0)"),
+    ([[1.0, 0.0], [0.0, 0.0]], 3, True, "invalid multinomial distribution (sum of probabilities <= 0)"),
+    # the CPU's sampling loop reports whichever row comes first
+    ([[0.0, 0.0], [1.0, -1.0]], 3, True, "invalid multinomial distribution (sum of probabilities <= 0)"),
+    ([[1.0, -1.0], [0.0, 0.0]], 3, True, "invalid multinomial distribution (encountering probability entry < 0)"),
+])
+def test_multinomial_bad_probabilities(mode, probs, n, replacement, msg):
+    fn = lambda p: torch.multinomial(p, n, replacement)  # noqa: E731
+    deferred(mode, fn, (torch.tensor(probs),), RuntimeError, msg)
+
+
+def test_multinomial_valid(mode):
+    p = torch.tensor([[0.0, 2.0, 0.0, 1.0], [1.0, 0.0, 3.0, 0.0]])
+    for n, repl in [(1, False), (2, False), (5, True)]:
+        s = torch.multinomial(p.to(TPU), n, repl).cpu()
+        assert s.shape == (2, n) and s.dtype == torch.int64
+        assert bool((p.gather(1, s) > 0).all())
+    assert torch.multinomial(torch.tensor([0.0, 1.0], device=TPU), 4, True).cpu().tolist() == [1, 1, 1, 1]
+
+
+@pytest.mark.parametrize("p", [[0.2, 1.5], [0.2, float("nan")], [-0.5, 0.5]])
+def test_bernoulli_bad_probabilities(mode, p):
+    msg = "Expected p_in >= 0 && p_in <= 1 to be true, but got false."
+    deferred(mode, torch.bernoulli, (torch.tensor(p),), RuntimeError, msg)
+    deferred(mode, lambda x, q: x.bernoulli_(q), (torch.empty(2), torch.tensor(p)), RuntimeError, msg)
+
+
+def test_bernoulli_valid(mode):
+    p = torch.tensor([0.0, 1.0, 0.0, 1.0])
+    assert_close(torch.bernoulli(p.to(TPU)), p)
+    assert_close(torch.empty(2, 4, device=TPU).bernoulli_(p.to(TPU)), p.expand(2, 4))
+    s = torch.bernoulli(torch.full((1000,), 0.5, device=TPU)).cpu()
+    assert 300 < s.sum() < 700
+    # a scalar p is checked on the host, at the call
+    at_call(lambda x: x.bernoulli_(1.5), (torch.empty(2),), RuntimeError, "bernoulli_ expects p to be in [0, 1]")
+
+
+# ---------------------------------------------------------------- memory overlap
+
+PARTIAL = ("unsupported operation: some elements of the input tensor and the written-to tensor refer to a single "
+           "memory location. Please clone() the tensor before performing the operation.")
+INTERNAL = ("unsupported operation: more than one element of the written-to tensor refers to a single memory "
+            "location. Please clone() the tensor before performing the operation.")
+
+
+def test_copy_partial_overlap(mode):
+    at_call(lambda a: a.copy_(a.t()), (torch.randn(3, 3),), RuntimeError, PARTIAL)
+    at_call(lambda a: a[:5].copy_(a[1:]), (torch.arange(6.0),), RuntimeError, PARTIAL)
+
+
+def test_copy_internal_overlap(mode):
+    at_call(lambda a: a.expand(3, 3).copy_(torch.ones(3, 3)), (torch.zeros(3, 1),), RuntimeError, INTERNAL)
+    at_call(lambda a: a.expand(3, 3).copy_(torch.ones(3, 3, device=a.device)), (torch.zeros(3, 1),),
+            RuntimeError, INTERNAL)
+
+
+def test_copy_allowed_overlaps(mode):
+    def fn(a):
+        a.copy_(a)  # the same tensor
+        a.copy_(a.view(3, 3).view(9).view(3, 3))  # the same elements in the same order
+        a[:1].copy_(a[2:])  # same storage, disjoint
+        a[:, 0].copy_(a[:, 2])
+        return a
+
+    x = torch.randn(3, 3)
+    assert_close(fn(x.to(TPU)), fn(x.clone()))
+
+
+# ---------------------------------------------------------------- more value preconditions
+
+
+@pytest.mark.parametrize("x, y, msg", [
+    ([0.5, 1.5], [0.0, 1.0], "all elements of input should be between 0 and 1"),
+    ([0.5, float("nan")], [0.0, 1.0], "all elements of input should be between 0 and 1"),
+    ([0.5, 0.5], [0.0, 2.0], "all elements of target should be between 0 and 1"),
+    # the CPU reports the first element where input or target is bad
+    ([0.5, -1.0], [2.0, 1.0], "all elements of target should be between 0 and 1"),
+    ([-1.0, 0.5], [2.0, 1.0], "all elements of input should be between 0 and 1"),
+])
+def test_binary_cross_entropy_range(mode, x, y, msg):
+    deferred(mode, F.binary_cross_entropy, (torch.tensor(x), torch.tensor(y)), RuntimeError, msg)
+
+
+def test_binary_cross_entropy_valid(mode):
+    x, y = torch.rand(3, 4), torch.rand(3, 4)
+    x[0, 0], y[0, 1] = 0.0, 1.0
+    assert_close(F.binary_cross_entropy(x.to(TPU), y.to(TPU)), F.binary_cross_entropy(x, y))
+
+
+@pytest.mark.parametrize("repeats, size, msg", [
+    ([1, 2], 5, "allocated size does not match required size"),
+    ([1, -1, 2], 5, "allocated size does not match required size"),
+    ([1, -1, 2], 2, "repeats can not be negative"),
+])
+def test_repeat_interleave_output_size(mode, repeats, size, msg):
+    fn = lambda r: torch.repeat_interleave(r, output_size=size)  # noqa: E731
+    deferred(mode, fn, (torch.tensor(repeats),), RuntimeError, msg)
+
+
+def test_repeat_interleave_valid(mode):
+    r = torch.tensor([2, 0, 3])
+    assert_close(torch.repeat_interleave(r.to(TPU), output_size=5), torch.repeat_interleave(r, output_size=5))
+    x = torch.randn(3, 2)
+    assert_close(x.to(TPU).repeat_interleave(r.to(TPU), dim=0, output_size=5), x.repeat_interleave(r, dim=0))
+    # without output_size the size is read from the device: raised at the call
+    at_call(torch.repeat_interleave, (torch.tensor([1, -1]),), RuntimeError, "repeats can not be negative")
+
+
+@pytest.mark.parametrize("values, n, msg", [
+    ([1, -1, 2], 3, "Class values must be non-negative."),
+    ([1, 5, 2], 3, "Class values must be smaller than num_classes."),
+    ([1, 5, -2], 3, "Class values must be non-negative."),
+])
+def test_one_hot_class_values(mode, values, n, msg):
+    deferred(mode, lambda t: F.one_hot(t, n), (torch.tensor(values),), RuntimeError, msg)
+
+
+def test_one_hot_valid_and_host_checks(mode):
+    t = torch.tensor([[1, 0], [3, 2]])
+    assert_close(F.one_hot(t.to(TPU)), F.one_hot(t))
+    assert_close(F.one_hot(t.to(TPU), 6), F.one_hot(t, 6))
+    assert_close(F.one_hot(torch.tensor([], dtype=torch.long, device=TPU), 3), F.one_hot(torch.tensor([]).long(), 3))
+    # an inferred class count reads the maximum: raised at the call
+    at_call(F.one_hot, (torch.tensor([1, -1, 2]),), RuntimeError, "Class values must be non-negative.")
+    at_call(lambda t: F.one_hot(t, -2), (torch.tensor([0, 1]),), RuntimeError,
+            "Class values must be smaller than num_classes.")
+    at_call(F.one_hot, (torch.tensor([], dtype=torch.long),), RuntimeError,
+            "Can not infer total number of classes from empty tensor.")
+
+
+@pytest.mark.parametrize("fn", [
+    lambda m, s: torch.normal(m, s),
+    lambda m, s: torch.normal(0.5, s),
+    lambda m, s: torch.normal(m, s, out=torch.empty(3, device=m.device)),
+])
+@pytest.mark.parametrize("std", [[1.0, -1.0, 2.0], [1.0, float("nan"), 2.0]])
+def test_normal_negative_std(mode, fn, std):
+    deferred(mode, fn, (torch.zeros(3), torch.tensor(std)), RuntimeError, "normal expects all elements of std >= 0.0")
+
+
+def test_normal_valid_std(mode):
+    s = torch.normal(torch.zeros(2000, device=TPU), torch.tensor([0.0, 2.0], device=TPU).repeat(1000)).cpu()
+    assert bool((s[0::2] == 0).all()) and 1.5 < float(s[1::2].std()) < 2.5
+    # a scalar std is checked on the host, at the call
+    at_call(lambda m: torch.normal(m, -1.0), (torch.zeros(2),), RuntimeError, "normal expects std >= 0.0")
+
+
+# the CPU raises these from its kernels' overlap checks; so does the tpu, at the call
+OVERLAPS = [
+    ("index_put_ value", lambda a: a.index_put_((torch.tensor([0], device=a.device),), a[1:2].t().reshape(1, 3)),
+     PARTIAL),
+    ("index_put_ row", lambda a: a.index_put_((torch.tensor([0], device=a.device),), a[0]), PARTIAL),
+    ("index_select out", lambda a: torch.index_select(a, 0, torch.tensor([0, 1, 2], device=a.device), out=a.t()),
+     PARTIAL),
+    ("take out", lambda a: torch.take(a, torch.tensor([0, 1, 2], device=a.device), out=a[0]), PARTIAL),
+    ("masked_select out", lambda a: torch.masked_select(a, a > -100, out=a.view(9)), PARTIAL),
+    ("addmm out", lambda a: torch.addmm(a, a, a, out=a.t()), PARTIAL),
+    ("cumsum out", lambda a: torch.cumsum(a, 0, out=a.t()), PARTIAL),
+    ("cumprod out", lambda a: torch.cumprod(a, 1, out=a.t()), PARTIAL),
+    ("sort out", lambda a: torch.sort(a, 0, out=(a.t(), torch.empty(3, 3, dtype=torch.long, device=a.device))),
+     PARTIAL),
+    ("masked_scatter_ expanded", lambda a: a[:, :1].expand(3, 3).masked_scatter_(
+        torch.ones(3, 3, dtype=torch.bool, device=a.device), torch.ones(9, device=a.device)), INTERNAL),
+    ("normal_ expanded", lambda a: a[:, :1].expand(3, 3).normal_(), INTERNAL),
+    ("add_ transposed", lambda a: a.add_(a.t()), PARTIAL),
+    ("mul_ expanded", lambda a: a[:, :1].expand(3, 3).mul_(2), INTERNAL),
+    ("index_copy_ source", lambda a: a.index_copy_(0, torch.tensor([0], device=a.device), a[1:2]), PARTIAL),
+    ("scatter_ source", lambda a: a.scatter_(0, torch.tensor([[0, 1, 2]], device=a.device), a[1:2]), PARTIAL),
+    ("cat out", lambda a: torch.cat([a[:1], a[1:2]], out=a[1:3]), PARTIAL),
+]
+
+
+@pytest.mark.parametrize("name, fn, msg", OVERLAPS, ids=[o[0] for o in OVERLAPS])
+def test_memory_overlap(mode, name, fn, msg):
+    at_call(fn, (torch.randn(3, 3),), RuntimeError, msg)
+
+
+def test_masked_fill_mask_overlap(mode):
+    at_call(lambda m: m.masked_fill_(m.t(), True), (torch.rand(3, 3) > 0.5,), RuntimeError, PARTIAL)
+
+
+def test_no_overlap_no_error(mode):
+    def fn(a, b):
+        i = torch.tensor([2, 0], device=a.device)
+        a.index_put_((i,), b[:2])
+        a[i] = a[1].clone()
+        a[:, 0] = a[:, 1]
+        a.masked_fill_(b > 0, 0.5)
+        c = torch.empty(3, 3, device=a.device)
+        torch.cumsum(a, 0, out=c)
+        torch.addmm(a[0], b, c, out=torch.empty(3, 3, device=a.device))
+        torch.sort(a, 1, out=(c, torch.empty(3, 3, dtype=torch.long, device=a.device)))
+        torch.index_select(a, 1, i, out=b[:, :2])
+        return a, b, c
+
+    x, y = torch.randn(3, 3), torch.randn(3, 3)
+    assert_close(fn(x.to(TPU), y.to(TPU)), fn(x.clone(), y.clone()), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("value, args, msg", [
+    (0, (), "Expected Tensor with single nonzero value, but got zero"),
+    (False, (), "Expected Tensor with single nonzero value, but got zero"),
+    (0.0, ("boom",), "boom"),
+    (0, ("",), "Assertion is failed"),
+])
+def test_assert_async(mode, value, args, msg):
+    def fn(t):
+        torch._assert_async(t, *args)
+        return t
+
+    deferred(mode, fn, (torch.tensor(value),), RuntimeError, msg)
+
+
+def test_assert_async_passes_and_checks_sizes(mode):
+    for v in [1, True, 0.5, float("nan")]:
+        torch._assert_async(torch.tensor(v, device=TPU))
+    torch.tpu.synchronize()
+    at_call(torch._assert_async, (torch.tensor([1, 2]),), RuntimeError,
+            "Boolean value of Tensor with more than one value is ambiguous")
+    assert not any("_assert_async" in k for k in torch_pjrt.fallback_stats())
