@@ -6,6 +6,7 @@
 #include "aten/errors.h"
 #include "aten/tensor.h"
 #include "engine/graph.h"
+#include "engine/program.h"
 #include "ops/coverage.h"
 
 namespace tpu {
@@ -21,6 +22,10 @@ at::Tensor to_cpu(const at::Tensor& src) {
 namespace {
 
 engine::Ref upload(const at::Tensor& cpu, at::ScalarType dtype) {
+  if (engine::Trace* tr = engine::tracing()) {  // a compiled graph's host scalar input
+    auto it = tr->host_scalars.find(cpu.unsafeGetTensorImpl());
+    if (it != tr->host_scalars.end()) return cast(it->second, to_shlo(dtype));
+  }
   // Conjugate / negative views resolve to their values first.
   at::Tensor c = cpu.resolve_conj().resolve_neg().to(dtype).contiguous();
   shlo::Type t{to_shlo(dtype), shape_of(c.sizes())};

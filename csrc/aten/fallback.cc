@@ -8,6 +8,7 @@
 #include <mutex>
 
 #include "aten/fallback.h"
+#include "engine/program.h"
 
 namespace tpu {
 
@@ -20,6 +21,9 @@ void fallback(const c10::OperatorHandle& op, torch::jit::Stack* stack) {
   const auto& name = op.schema().operator_name();
   std::string key = name.name + (name.overload_name.empty() ? "" : "." + name.overload_name);
   if (key.rfind("aten::", 0) == 0) key = key.substr(6);
+  // A compiled graph is traced on values without data: the host cannot run it.
+  TORCH_CHECK(!engine::tracing(), "tpu: ", key, " has no native tpu kernel (it runs through the CPU fallback) ",
+              "and cannot be part of a compiled tpu program");
   {
     std::lock_guard<std::mutex> g(g_mu);
     ++g_counts[key];

@@ -12,6 +12,7 @@
 #include "aten/kernels.h"
 #include "aten/structured.h"
 #include "aten/tensor.h"
+#include "engine/program.h"
 #include "ops/random.h"
 
 namespace tpu {
@@ -27,6 +28,18 @@ engine::Ref rng_state(const std::optional<at::Generator>& gen, const at::Device&
   at::Generator& g = generator_or_default(gen, device.index());
   TORCH_CHECK(g.device().type() == c10::DeviceType::PrivateUse1,
               "Expected a 'tpu' device type for generator but found '", g.device().type(), "'");
+  if (engine::Trace* t = engine::tracing()) {
+    // Inside a compiled graph the state is a parameter drawn at each call,
+    // so every call advances the generator as the eager op would.
+    engine::Ref r = engine::placeholder(shlo::Type{DType::U64, {2}});
+    t->fresh.emplace_back(r, [g]() mutable {
+      at::Generator gen = g;
+      auto [seed, counter] = next_random_key(gen);
+      std::array<uint64_t, 2> s = ops::random_state(seed, counter);
+      return engine::from_host(s.data(), shlo::Type{DType::U64, {2}}).node->buffers[0];
+    });
+    return r;
+  }
   auto [seed, counter] = next_random_key(g);
   std::array<uint64_t, 2> s = ops::random_state(seed, counter);
   return engine::from_host(s.data(), shlo::Type{DType::U64, {2}});

@@ -6,6 +6,7 @@
 #include <torch/csrc/Generator.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 
+#include "aten/compiled.h"
 #include "aten/device.h"
 #include "aten/errors.h"
 #include "aten/fallback.h"
@@ -104,4 +105,5 @@ PYBIND11_MODULE(_C, m) {
   // Test hook: apply another platform's dtype rules (e.g. "tpu": no float64); "" restores.
   m.def("_set_platform_override", &tpu::set_platform_override);
   m.def("_f64_supported", &tpu::f64_supported);
+  tpu::bind_compiled(m);
 }

@@ -6,6 +6,7 @@
 
 #include "aten/errors.h"
 #include "engine/mode.h"
+#include "engine/program.h"
 #include "engine/runtime.h"
 #include "ops/elementwise.h"
 #include "ops/view.h"
@@ -194,6 +195,10 @@ engine::Ref read(const at::Tensor& t) {
   if (t.device().is_cpu()) {
     TORCH_CHECK(t.dim() == 0,
                 "Expected all tensors to be on the same device, but found at least two devices, tpu and cpu!");
+    if (engine::Trace* tr = engine::tracing()) {  // a compiled graph's input: its value varies per call
+      auto it = tr->host_scalars.find(t.unsafeGetTensorImpl());
+      if (it != tr->host_scalars.end()) return it->second;
+    }
     shlo::DType d = to_shlo(t.scalar_type());
     // A float64 / complex128 scalar (a Python number) is narrowed where the
     // device has no f64: it only ever meets narrower tpu tensors there.

@@ -6,6 +6,7 @@
 #include <mutex>
 
 #include "engine/mode.h"
+#include "engine/program.h"
 
 namespace engine {
 
@@ -22,6 +23,10 @@ std::vector<Check> g_checks;
 }  // namespace
 
 void defer_check(const Ref& value, Verify verify) {
+  if (Trace* t = tracing()) {  // checked after each call of the compiled graph
+    t->checks.emplace_back(value, std::move(verify));
+    return;
+  }
   auto slot = std::make_shared<Slot>();
   slot->value = value;
   {

@@ -13,6 +13,7 @@
 
 #include "engine/checks.h"
 #include "engine/mode.h"
+#include "engine/program.h"
 #include "engine/runtime.h"
 
 namespace engine {
@@ -315,21 +316,15 @@ std::vector<std::pair<int, int>> plan_donation(const Plan& p, const std::vector<
 
 }  // namespace
 
-void materialize(const std::vector<Ref>& refs) {
-  std::lock_guard<std::mutex> lock(g_materialize_mu);
-  Plan plan;
-  if (!plan_single(refs, plan)) plan_graph(refs, plan);
-  if (plan.order.empty()) return;
-  const std::vector<Node*>& order = plan.order;
-  const std::vector<Ref>& params = plan.params;
-  const std::vector<std::pair<int, int>> aliases = plan_donation(plan, refs);
+namespace {
 
+std::string program_key(const Plan& plan, const std::vector<std::pair<int, int>>& aliases) {
   std::string key;
   key.reserve(128);
-  for (const Ref& p : params) append_type(key, p.type());
-  for (size_t i = 0; i < order.size(); ++i) {
+  for (const Ref& p : plan.params) append_type(key, p.type());
+  for (size_t i = 0; i < plan.order.size(); ++i) {
     key += '|';
-    key += order[i]->key;
+    key += plan.order[i]->key;
     key += '(';
     for (const Source& s : plan.sources[i]) {
       key += s.param ? 'p' : 'n';
@@ -353,65 +348,94 @@ void materialize(const std::vector<Ref>& refs) {
     key += '>';
     key += std::to_string(out);
   }
+  return key;
+}
 
-  auto build = [&]() {
-    shlo::Builder b;
-    std::vector<shlo::Value> pvals;
-    for (const Ref& p : params) pvals.push_back(b.param(p.type()));
-    std::vector<std::vector<shlo::Value>> vals(order.size());
-    for (size_t i = 0; i < order.size(); ++i) {
-      Node* n = order[i];
-      std::vector<shlo::Value> in;
-      for (const Source& s : plan.sources[i]) in.push_back(s.param ? pvals[s.at] : vals[s.at][s.index]);
-      vals[i] = n->lower(b, in);
-      if (vals[i].size() != n->out_types.size())
-        throw pjrt::Error("lowering of '" + n->key + "' produced " + std::to_string(vals[i].size()) +
-                          " values, expected " + std::to_string(n->out_types.size()));
-      for (size_t k = 0; k < vals[i].size(); ++k)
-        if (!(vals[i][k].type == n->out_types[k]))
-          throw pjrt::Error("lowering of '" + n->key + "' produced " + vals[i][k].type.str() +
-                            ", expected " + n->out_types[k].str());
-    }
-    std::vector<shlo::Value> outs;
-    for (int t : plan.targets)
-      for (const shlo::Value& v : vals[t]) outs.push_back(v);
-    return b.finish(outs, aliases);
-  };
+std::string program_text(const Plan& plan, const std::vector<std::pair<int, int>>& aliases) {
+  const std::vector<Node*>& order = plan.order;
+  shlo::Builder b;
+  std::vector<shlo::Value> pvals;
+  for (const Ref& p : plan.params) pvals.push_back(b.param(p.type()));
+  std::vector<std::vector<shlo::Value>> vals(order.size());
+  for (size_t i = 0; i < order.size(); ++i) {
+    Node* n = order[i];
+    std::vector<shlo::Value> in;
+    for (const Source& s : plan.sources[i]) in.push_back(s.param ? pvals[s.at] : vals[s.at][s.index]);
+    vals[i] = n->lower(b, in);
+    if (vals[i].size() != n->out_types.size())
+      throw pjrt::Error("lowering of '" + n->key + "' produced " + std::to_string(vals[i].size()) +
+                        " values, expected " + std::to_string(n->out_types.size()));
+    for (size_t k = 0; k < vals[i].size(); ++k)
+      if (!(vals[i][k].type == n->out_types[k]))
+        throw pjrt::Error("lowering of '" + n->key + "' produced " + vals[i][k].type.str() + ", expected " +
+                          n->out_types[k].str());
+  }
+  std::vector<shlo::Value> outs;
+  for (int t : plan.targets)
+    for (const shlo::Value& v : vals[t]) outs.push_back(v);
+  return b.finish(outs, aliases);
+}
 
-  // Names the ops and input types for error messages; built only on failure.
-  auto what = [&]() {
-    std::string w;
-    for (Node* n : order) {
-      if (n->key.rfind("view", 0) == 0 || n->key == "convert_scalar") continue;
-      if (!w.empty()) w += ", ";
-      w += n->key.substr(0, n->key.find('['));
-      if (w.size() > 200) break;
-    }
-    if (w.empty()) w = order.back()->key;
-    w = "'" + w + "' on inputs (";
-    for (size_t i = 0; i < params.size() && i < 8; ++i) w += (i ? ", " : "") + params[i].type().str();
-    return w + ")";
-  };
+// Names the ops and input types for error messages; built only on failure.
+std::string describe(const Plan& plan) {
+  std::string w;
+  for (Node* n : plan.order) {
+    if (n->key.rfind("view", 0) == 0 || n->key == "convert_scalar") continue;
+    if (!w.empty()) w += ", ";
+    w += n->key.substr(0, n->key.find('['));
+    if (w.size() > 200) break;
+  }
+  if (w.empty()) w = plan.order.back()->key;
+  w = "'" + w + "' on inputs (";
+  for (size_t i = 0; i < plan.params.size() && i < 8; ++i) w += (i ? ", " : "") + plan.params[i].type().str();
+  return w + ")";
+}
+
+bool is_placeholder_node(const Node* n) { return n->buffers.size() == 1 && !n->buffers[0]; }
+
+// Launches exe on args (one per param), marking the aliased ones consumed.
+std::vector<pjrt::BufferPtr> launch(const pjrt::Executable& exe, const std::vector<PJRT_Buffer*>& args,
+                                    const std::vector<pjrt::Buffer*>& donated,
+                                    const std::function<std::string()>& what) {
+  std::vector<pjrt::BufferPtr> outs;
+  std::unique_ptr<pjrt::Event> done;
+  for (pjrt::Buffer* b : donated) b->set_donated(true);
+  try {
+    outs = exe.execute(args, {}, false, &done);
+  } catch (const pjrt::Error& e) {
+    for (pjrt::Buffer* b : donated) b->set_donated(false);
+    throw pjrt::Error("running " + what() + " failed: " + e.what(), e.code());
+  }
+  g_donated.fetch_add(static_cast<int64_t>(donated.size()), std::memory_order_relaxed);
+  track_in_flight(std::move(done));
+  return outs;
+}
+
+}  // namespace
+
+void materialize(const std::vector<Ref>& refs) {
+  std::lock_guard<std::mutex> lock(g_materialize_mu);
+  Plan plan;
+  if (!plan_single(refs, plan)) plan_graph(refs, plan);
+  if (plan.order.empty()) return;
+  const std::vector<Node*>& order = plan.order;
+  const std::vector<Ref>& params = plan.params;
+  const std::vector<std::pair<int, int>> aliases = plan_donation(plan, refs);
+  const std::string key = program_key(plan, aliases);
+  auto what = [&]() { return describe(plan); };
+  for (const Ref& p : params)
+    if (is_placeholder_node(p.node.get()))
+      throw pjrt::Error("the data of a compiled graph's input is needed while the graph is traced (by " + what() +
+                        "); such an op cannot be part of a compiled graph");
 
   Runtime& rt = Runtime::get();
-  pjrt::ExecutablePtr exe = rt.executable(key, build, what);
+  pjrt::ExecutablePtr exe = rt.executable(key, [&]() { return program_text(plan, aliases); }, what);
   std::vector<PJRT_Buffer*> args;
   args.reserve(params.size());
   for (const Ref& p : params) args.push_back(p.node->buffers[p.index]->get());
-  std::vector<pjrt::BufferPtr> outs;
-  std::unique_ptr<pjrt::Event> done;
-  auto mark_donated = [&](bool donated) {
-    for (const auto& a : aliases) params[a.first].node->buffers[params[a.first].index]->set_donated(donated);
-  };
-  mark_donated(true);
-  try {
-    outs = exe->execute(args, {}, false, &done);
-  } catch (const pjrt::Error& e) {
-    mark_donated(false);
-    throw pjrt::Error("running " + what() + " failed: " + e.what(), e.code());
-  }
-  g_donated.fetch_add(static_cast<int64_t>(aliases.size()), std::memory_order_relaxed);
-  track_in_flight(std::move(done));
+  std::vector<pjrt::Buffer*> donated;
+  for (const auto& a : aliases) donated.push_back(params[a.first].node->buffers[params[a.first].index].get());
+  std::vector<pjrt::BufferPtr> outs = launch(*exe, args, donated, what);
   size_t k = 0;
   for (int i : plan.targets) {
     Node* t = order[i];
@@ -424,6 +448,74 @@ void materialize(const std::vector<Ref>& refs) {
     order[i]->inputs.clear();
     order[i]->lower = nullptr;
   }
+}
+
+Ref placeholder(shlo::Type type) {
+  auto n = std::make_shared<Node>();
+  n->key = "placeholder";
+  n->out_types = {std::move(type)};
+  n->buffers = {nullptr};
+  return Ref{n, 0};
+}
+
+bool is_placeholder(const Ref& r) { return r && is_placeholder_node(r.node.get()); }
+
+namespace {
+thread_local Trace* t_trace = nullptr;
+}
+Trace* tracing() { return t_trace; }
+void set_tracing(Trace* t) { t_trace = t; }
+
+std::shared_ptr<Program> compile_program(const std::vector<Ref>& targets, const std::vector<Ref>& donate) {
+  auto prog = std::make_shared<Program>();
+  Plan plan;
+  std::vector<std::pair<int, int>> aliases;
+  {
+    // The planner reads the graph while the launch queue may be
+    // materializing (and trimming) nodes a captured constant depends on.
+    std::lock_guard<std::mutex> lock(g_materialize_mu);
+    plan_graph(targets, plan);
+    if (plan.order.empty()) throw pjrt::Error("internal: a compiled graph with nothing to compute");
+    std::vector<char> donatable(plan.params.size(), 0);
+    for (size_t i = 0; i < plan.params.size(); ++i)
+      for (const Ref& d : donate) donatable[i] |= d.node == plan.params[i].node && d.index == plan.params[i].index;
+    if (g_donation) pair_outputs(plan, donatable, aliases);
+    prog->key = program_key(plan, aliases);
+  }
+  prog->params = plan.params;
+  prog->aliases = aliases;
+  std::unordered_map<const Node*, int> first_out;
+  for (int t : plan.targets) {
+    first_out.emplace(plan.order[t], static_cast<int>(prog->out_types.size()));
+    for (const shlo::Type& ty : plan.order[t]->out_types) prog->out_types.push_back(ty);
+  }
+  for (const Ref& r : targets) {
+    auto it = first_out.find(r.node.get());
+    prog->target_out.push_back(it == first_out.end() ? -1 : it->second + r.index);
+  }
+  prog->exe = Runtime::get().executable(prog->key, [&]() { return program_text(plan, aliases); },
+                                        [&]() { return describe(plan); });
+  return prog;
+}
+
+std::vector<pjrt::BufferPtr> run_program(const Program& p, const std::vector<pjrt::BufferPtr>& args) {
+  std::vector<PJRT_Buffer*> raw;
+  raw.reserve(args.size());
+  for (const pjrt::BufferPtr& b : args) raw.push_back(b->get());
+  std::vector<pjrt::Buffer*> donated;
+  for (const auto& a : p.aliases) donated.push_back(args[a.first].get());
+  auto what = [&]() { return std::string("a compiled graph"); };
+  std::lock_guard<std::mutex> lock(g_materialize_mu);
+  return launch(*p.exe, raw, donated, what);
+}
+
+pjrt::BufferPtr copy_buffer(const pjrt::BufferPtr& b, const shlo::Type& type) {
+  Ref src = leaf(b, type);
+  Ref r = record1("copy_buffer", {src}, type, [](shlo::Builder&, const std::vector<shlo::Value>& in) {
+    return std::vector<shlo::Value>{in[0]};
+  });
+  materialize({r});
+  return r.node->buffers[0];
 }
 
 int64_t donated_buffers() { return g_donated.load(std::memory_order_relaxed); }
@@ -449,6 +541,8 @@ void synchronize() {
 
 pjrt::BufferPtr buffer(const Ref& ref) {
   prepare_read(ref);  // also waits for queued strict-mode work touching ref
+  if (!ref.node->buffers[ref.index])
+    throw pjrt::Error("the data of a compiled graph's input is needed while the graph is traced");
   return ref.node->buffers[ref.index];
 }
 

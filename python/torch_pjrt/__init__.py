@@ -34,6 +34,8 @@ torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module
 
 __version__ = "0.1.0"
 
+from . import _dynamo_hook  # noqa: E402,F401  (torch.compile(backend="tpu"))
+
 
 @atexit.register
 def _drain_at_exit():

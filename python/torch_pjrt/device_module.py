@@ -184,3 +184,24 @@ def stream(s=None):
 
 def current_stream(device=None):
     return None
+
+
+_NO_INDUCTOR = ("torch.compile's default backend (inductor) cannot generate code for the tpu device; "
+                "use torch.compile(model, backend=\"tpu\"), which runs each captured graph on the tpu as one program")
+
+
+class _NoInductorMeta(type):
+    def __getattr__(cls, name):
+        raise RuntimeError(_NO_INDUCTOR)
+
+
+class _NoInductorCodegen(metaclass=_NoInductorMeta):
+    """torch.compile's default backend, inductor, looks up each device's code
+    generators (Scheduling, PythonWrapperCodegen, ...). It has none for the
+    tpu: fail at once with the way out, not deep inside inductor."""
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(_NO_INDUCTOR)
+
+
+Scheduling = PythonWrapperCodegen = CppWrapperCodegen = WrapperFxCodegen = _NoInductorCodegen

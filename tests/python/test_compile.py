@@ -1,0 +1,272 @@
+"""torch.compile(backend="tpu"): graphs as one program through the eager kernels."""
+import subprocess
+import sys
+import os
+
+import pytest
+import torch
+
+import torch_pjrt
+
+torch._dynamo.config.recompile_limit = 64
+
+
+def _reset():
+    torch._dynamo.reset()
+
+
+def _compiles():
+    """Programs compiled or loaded from the disk cache (not found in memory)."""
+    s = torch_pjrt.cache_stats()
+    return s["misses"] + s["disk_hits"]
+
+
+def test_backend_listed_after_import_torch_alone():
+    code = "import torch; print('tpu' in torch._dynamo.list_backends())"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
+    assert out.stdout.strip() == "True", out.stderr[-2000:]
+
+
+class MLP(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = torch.nn.Linear(16, 32)
+        self.b = torch.nn.Linear(32, 8)
+
+    def forward(self, x):
+        return torch.softmax(self.b(torch.nn.functional.gelu(self.a(x))), -1) * 2 + x[:, :8]
+
+
+def test_inference_one_program_and_replay():
+    _reset()
+    torch.manual_seed(0)
+    m = MLP()
+    x = torch.randn(5, 16)
+    ref = m(x)
+    mt = MLP().to("tpu")
+    mt.load_state_dict(m.state_dict())
+    f = torch.compile(mt, backend="tpu")
+    with torch.no_grad():
+        out = f(x.to("tpu"))
+        torch.testing.assert_close(out.cpu(), ref.detach(), rtol=1e-5, atol=1e-5)
+        before = torch_pjrt.cache_stats()
+        for _ in range(3):
+            x2 = torch.randn(5, 16)
+            out = f(x2.to("tpu"))
+            torch.testing.assert_close(out.cpu(), m(x2), rtol=1e-5, atol=1e-5)
+        after = torch_pjrt.cache_stats()
+    # Replays launch the cached program: nothing is compiled or looked up.
+    assert after["misses"] == before["misses"]
+
+
+def test_output_views_and_noncontiguous_inputs():
+    _reset()
+
+    def f(x, y):
+        z = x.t() @ y
+        return z, z[1:, ::2], x.sum()
+
+    x = torch.randn(6, 4)
+    f_t = torch.compile(f, backend="tpu")
+    xt = x.to("tpu")
+    base = torch.randn(6, 10)
+    yt = base.to("tpu")[:, ::2]
+    got = f_t(xt, yt)
+    want = f(x, base[:, ::2])
+    for g, w in zip(got, want):
+        assert g.shape == w.shape and g.stride() == w.stride()
+        torch.testing.assert_close(g.cpu(), w, rtol=1e-5, atol=1e-5)
+
+
+def test_input_mutation_writes_back_in_place():
+    _reset()
+
+    def step(cache, pos, kv, w):
+        cache.index_copy_(2, pos, kv)
+        w.mul_(0.5)
+        return (cache * 2).sum(-1)
+
+    cache = torch.zeros(1, 2, 8, 4)
+    w = torch.randn(3, 3)
+    cache_t, w_t = cache.to("tpu"), w.to("tpu")
+    f = torch.compile(step, backend="tpu", fullgraph=True)
+    donated0 = torch.tpu.memory_stats()["num_donated_buffers"]
+    for i in range(4):
+        kv = torch.randn(1, 2, 1, 4)
+        pos = torch.tensor([i])
+        want = step(cache, pos, kv, w)
+        got = f(cache_t, pos.to("tpu"), kv.to("tpu"), w_t)
+        torch.testing.assert_close(got.cpu(), want)
+        torch.testing.assert_close(cache_t.cpu(), cache)
+        torch.testing.assert_close(w_t.cpu(), w)
+    # The cache and w are consumed by the program (reused buffers), not copied.
+    assert torch.tpu.memory_stats()["num_donated_buffers"] - donated0 >= 6
+
+
+def test_mutated_input_still_held_elsewhere_keeps_old_value():
+    _reset()
+
+    def f(x):
+        x.add_(1)
+        return x * 2
+
+    x = torch.randn(4, 4).to("tpu")
+    alias_old = x.clone()
+    f_t = torch.compile(f, backend="tpu")
+    f_t(x)
+    ex = x.cpu()
+    # A queued op still reading the old value sees it; x gets the new one.
+    y = x.detach()
+    keep = y + 0
+    out = f_t(x)
+    torch.testing.assert_close(keep.cpu(), ex)
+    torch.testing.assert_close(x.cpu(), ex + 1)
+    torch.testing.assert_close(out.cpu(), (ex + 1) * 2)
+    torch.testing.assert_close(alias_old.cpu() + 1, ex)
+
+
+def test_same_cache_entry_as_fused_mode():
+    _reset()
+
+    def f(x, y):
+        return torch.sin(x * y) + 1.5
+
+    # Shapes no other test uses: the first program of this graph is fused mode's.
+    x = torch.randn(7, 13).to("tpu")
+    y = torch.randn(7, 13).to("tpu")
+    torch_pjrt.synchronize()
+    with torch_pjrt.eager_mode("fused"):
+        want = f(x, y)
+        m0 = _compiles()
+        torch_pjrt.synchronize()  # the pending values, as one program
+        m1 = _compiles()
+    f_t = torch.compile(f, backend="tpu")
+    got = f_t(x, y)
+    m2 = _compiles()
+    torch.testing.assert_close(got.cpu(), want.cpu())
+    assert m1 - m0 == 1  # fused mode compiled it
+    assert m2 == m1  # the compiled graph found fused mode's program
+
+
+def test_unknown_mode_and_options():
+    _reset()
+    f = torch.compile(lambda x: x + 1, backend="tpu", options={"max_autotune": True})
+    with pytest.raises(Exception, match="takes no options"):
+        f(torch.ones(2, device="tpu"))
+    _reset()
+    g = torch.compile(lambda x: x + 2, backend="tpu", mode="reduce-overhead")
+    with pytest.warns(UserWarning, match="has no effect"):
+        out = g(torch.ones(3, device="tpu"))
+    torch.testing.assert_close(out.cpu(), torch.full((3,), 3.0))
+
+
+@pytest.mark.allow_fallback("special_bessel_j0")
+def test_fallback_op_splits_the_graph():
+    _reset()
+
+    def f(x):
+        return torch.special.bessel_j0(torch.sin(x) * 3) * 2 + x
+
+    x = torch.randn(5, 7)
+    got = torch.compile(f, backend="tpu")(x.to("tpu"))
+    torch.testing.assert_close(got.cpu(), f(x), rtol=1e-5, atol=1e-5)
+
+
+def test_fallback_op_under_fullgraph_names_it():
+    _reset()
+
+    def f(x):
+        return torch.special.bessel_j0(x * 3) + 1
+
+    with pytest.raises(Exception, match="special_bessel_j0.*no native tpu kernel"):
+        torch.compile(f, backend="tpu", fullgraph=True)(torch.randn(4, device="tpu"))
+
+
+def test_graph_breaks_item_print_and_data_dependent_shapes():
+    _reset()
+
+    def f(x):
+        y = x * 2
+        print("between graphs")
+        s = y.sum().item()
+        z = y[y > 0]
+        return z * s + 1
+
+    x = torch.randn(6, 5)
+    got = torch.compile(f, backend="tpu")(x.to("tpu"))
+    torch.testing.assert_close(got.cpu(), f(x), rtol=1e-5, atol=1e-5)
+
+
+def test_dynamic_shapes_recompile_per_shape_with_a_log_line(capfd):
+    _reset()
+
+    def f(x):
+        return torch.relu(x) @ x.t()
+
+    f_t = torch.compile(f, backend="tpu", dynamic=True)
+    for n in (3, 5, 9):
+        x = torch.randn(n, 4)
+        torch.testing.assert_close(f_t(x.to("tpu")).cpu(), f(x), rtol=1e-5, atol=1e-5)
+    err = capfd.readouterr().err
+    assert err.count("gets a program for new inputs") == 2, err
+
+
+def test_rng_reproducible_and_advances_like_eager():
+    _reset()
+
+    def f(x):
+        return torch.nn.functional.dropout(x, 0.5, training=True) + torch.rand_like(x)
+
+    x = torch.randn(64, 32).to("tpu")
+    f_t = torch.compile(f, backend="tpu")
+    torch.manual_seed(123)
+    a = f_t(x).cpu()
+    b = f_t(x).cpu()
+    after = torch.rand(4, device="tpu").cpu()
+    assert not torch.equal(a, b)  # each call draws new numbers
+    torch.manual_seed(123)
+    torch.testing.assert_close(f_t(x).cpu(), a, rtol=0, atol=0)
+    torch.testing.assert_close(f_t(x).cpu(), b, rtol=0, atol=0)
+    torch.testing.assert_close(torch.rand(4, device="tpu").cpu(), after, rtol=0, atol=0)
+    # Eager draws the same streams: the compiled graph advanced the
+    # generator exactly as the eager ops do.
+    torch.manual_seed(123)
+    ea, eb = f(x).cpu(), f(x).cpu()
+    torch.testing.assert_close(ea, a, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(eb, b, rtol=1e-6, atol=1e-6)
+    torch.testing.assert_close(torch.rand(4, device="tpu").cpu(), after, rtol=0, atol=0)
+
+
+def test_default_backend_on_tpu_fails_fast_and_cpu_is_unchanged():
+    _reset()
+    f = torch.compile(lambda x: x * 2 + 1)
+    with pytest.raises(Exception, match='backend="tpu"'):
+        f(torch.ones(3, device="tpu"))
+    _reset()
+    g = torch.compile(lambda x: x * 2 + 1)
+    torch.testing.assert_close(g(torch.ones(3)), torch.full((3,), 3.0))
+
+
+_SECOND_PROCESS = r"""
+import json, time, torch, torch_pjrt
+torch.manual_seed(0)
+m = torch.nn.Sequential(torch.nn.Linear(24, 48), torch.nn.Tanh(), torch.nn.Linear(48, 24)).to("tpu")
+f = torch.compile(m, backend="tpu")
+x = torch.randn(3, 24).to("tpu")
+with torch.no_grad():
+    y = f(x).cpu()
+print(json.dumps({"misses": torch_pjrt.cache_stats()["misses"], "sum": float(y.sum())}))
+"""
+
+
+def test_second_process_compiles_no_program(tmp_path):
+    env = dict(os.environ, TORCH_PJRT_CACHE_DIR=str(tmp_path))
+    runs = []
+    for _ in range(2):
+        r = subprocess.run([sys.executable, "-c", _SECOND_PROCESS], env=env, capture_output=True, text=True)
+        assert r.returncode == 0, r.stderr[-3000:]
+        import json
+        runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
+    assert runs[0]["misses"] >= 1
+    assert runs[1]["misses"] == 0
+    assert runs[0]["sum"] == runs[1]["sum"]
