@@ -10,6 +10,7 @@
 #include <torch/csrc/autograd/python_variable.h>
 
 #include <mutex>
+#include <set>
 #include <unordered_map>
 
 #include "aten/compiled.h"
@@ -66,6 +67,7 @@ struct Entry {
   std::vector<OutView> outs;
   std::vector<std::pair<int, engine::Verify>> checks;  // program output, verify
   std::vector<shlo::Type> check_types;
+  std::vector<char> compact;  // per argument: passed by value (see compact_flags)
 };
 
 bool is_tpu(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
@@ -78,12 +80,25 @@ void put(std::string& s, int64_t v) {
 // What a program depends on besides the data: tensor geometry, which
 // arguments share a storage, what type each storage's value has, and the
 // values of non-tensor arguments (baked into the graph while tracing).
-std::string signature(const py::list& args) {
+std::string signature(const py::list& args, const std::vector<char>& compact) {
   std::string sig;
   sig.reserve(args.size() * 24);
   std::vector<const c10::StorageImpl*> seen;
+  size_t i = 0;
   for (const py::handle& h : args) {
     PyObject* o = h.ptr();
+    if (compact[i++]) {
+      // A view read by value: only its logical shape matters, not where it
+      // lies in its storage (a scheduler's timestep t[i] at each step).
+      const at::Tensor& t = THPVariable_Unpack(o);
+      sig += 'V';
+      put(sig, t.device().index());
+      sig += c10::toString(t.scalar_type());
+      sig += ':';
+      for (int64_t d : t.sizes()) put(sig, d);
+      sig += ';';
+      continue;
+    }
     if (THPVariable_Check(o)) {
       const at::Tensor& t = THPVariable_Unpack(o);
       if (!is_tpu(t)) {
@@ -142,6 +157,24 @@ std::string signature(const py::list& args) {
   return sig;
 }
 
+// Whether t is its whole storage, laid out as a contiguous tensor.
+bool covers_storage(const at::Tensor& t) {
+  return t.storage_offset() == 0 && t.is_contiguous() &&
+         static_cast<size_t>(t.numel()) * t.element_size() == state_of(t).nbytes;
+}
+
+// A compact argument's value for one call: the view read out of its
+// storage as a flat value (the view's own program, cached like any read).
+pjrt::BufferPtr compact_value(const at::Tensor& t) {
+  shlo::DType d = to_shlo(t.scalar_type());
+  const int64_t n = t.numel();
+  engine::Ref flat = op("view_reshape[" + std::to_string(n) + ",]", {read(t)}, shlo::Type{d, {n}},
+                        [n](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                          return std::vector<shlo::Value>{b.reshape(in[0], {n})};
+                        });
+  return engine::buffer(flat);
+}
+
 bool is_host_scalar(const at::Tensor& t) { return t.dim() == 0 && t.device().is_cpu() && !t.is_complex(); }
 
 // The type read() gives a host scalar.
@@ -179,7 +212,7 @@ class CompiledGraph {
 
   // The outputs, or None when no program fits these arguments yet.
   py::object call(const py::list& args) {
-    std::string sig = signature(args);
+    std::string sig = signature(args, compact_flags(args));
     std::shared_ptr<Entry> e;
     {
       std::lock_guard<std::mutex> g(mu_);
@@ -197,7 +230,8 @@ class CompiledGraph {
     // Settle queued work first, so captured constants are computed values.
     guarded("running queued ops", [] { engine::flush(); });
     trace_ = std::make_unique<Trace>();
-    trace_->sig = signature(args);
+    trace_->compact = compact_flags(args);
+    trace_->sig = signature(args, trace_->compact);
     py::list out;
     std::unordered_map<const c10::StorageImpl*, int> group;
     int i = 0;
@@ -215,6 +249,18 @@ class CompiledGraph {
         continue;
       }
       const at::Tensor& t = THPVariable_Unpack(o);
+      if (trace_->compact[i]) {
+        // Its own contiguous placeholder storage holding just the view.
+        const int64_t n = t.numel();
+        c10::Storage ph = new_storage(static_cast<size_t>(n) * t.element_size(), t.device());
+        engine::Ref v = engine::placeholder(shlo::Type{to_shlo(t.scalar_type()), {n}});
+        static_cast<StorageState*>(ph.data_ptr().get_context())->value() = v;
+        trace_->storages.push_back(Placeholder{ph, i, v, true});
+        out.append(py::reinterpret_steal<py::object>(
+            THPVariable_Wrap(tensor_on(ph, t.scalar_type(), t.sizes(), c10::contiguous_strides(t.sizes()), 0))));
+        ++i;
+        continue;
+      }
       const c10::StorageImpl* st = t.storage().unsafeGetStorageImpl();
       auto it = group.find(st);
       int g;
@@ -227,7 +273,7 @@ class CompiledGraph {
         c10::Storage ph = new_storage(s.nbytes, t.device());
         engine::Ref v = s.value() ? engine::placeholder(s.value().type()) : engine::Ref{};
         static_cast<StorageState*>(ph.data_ptr().get_context())->value() = v;
-        trace_->storages.push_back(Placeholder{ph, i, v});
+        trace_->storages.push_back(Placeholder{ph, i, v, false});
       }
       out.append(py::reinterpret_steal<py::object>(THPVariable_Wrap(
           tensor_on(trace_->storages[g].storage, t.scalar_type(), t.sizes(), t.strides(), t.storage_offset()))));
@@ -248,7 +294,44 @@ class CompiledGraph {
     TORCH_CHECK(trace_, "tpu: finish() without begin()");
     engine::set_tracing(nullptr);
     std::unique_ptr<Trace> tr = std::move(trace_);
+    // A compact argument must only be read: one the graph writes, returns
+    // (or a view of it) or stores as another tensor's value needs its real
+    // storage. Such an argument is passed whole from now on, and the
+    // caller traces again (None).
+    {
+      std::vector<int> whole;
+      std::unordered_map<const c10::StorageImpl*, int> compact_storage;
+      std::unordered_map<const engine::Node*, int> compact_value;
+      for (const Placeholder& p : tr->storages) {
+        if (!p.compact) continue;
+        compact_storage.emplace(p.storage.unsafeGetStorageImpl(), p.arg);
+        compact_value.emplace(p.value.node.get(), p.arg);
+      }
+      for (const Placeholder& p : tr->storages) {
+        const engine::Ref& now = static_cast<StorageState*>(p.storage.data_ptr().get_context())->value();
+        if (p.compact && now.node != p.value.node) whole.push_back(p.arg);
+        auto iv = compact_value.find(now.node.get());
+        if (!p.compact && iv != compact_value.end()) whole.push_back(iv->second);
+      }
+      if (!compact_storage.empty()) {
+        for (const py::handle& h : outs) {
+          if (!THPVariable_Check(h.ptr())) continue;
+          const at::Tensor& t = THPVariable_Unpack(h.ptr());
+          if (!is_tpu(t)) continue;
+          auto it = compact_storage.find(t.storage().unsafeGetStorageImpl());
+          if (it != compact_storage.end()) whole.push_back(it->second);
+          auto iv = compact_value.find(state_of(t).value().node.get());
+          if (iv != compact_value.end()) whole.push_back(iv->second);
+        }
+      }
+      if (!whole.empty()) {
+        std::lock_guard<std::mutex> g(mu_);
+        no_compact_.insert(whole.begin(), whole.end());
+        return py::none();
+      }
+    }
     auto e = std::make_shared<Entry>();
+    e->compact = tr->compact;
     std::vector<engine::Ref> targets;
     std::vector<engine::Ref> donate;
     // Where each placeholder comes from.
@@ -387,6 +470,27 @@ class CompiledGraph {
     return run(*e, args);
   }
 
+  // Which arguments are passed by value: tpu views that are not their
+  // whole storage, share it with no other argument, and have not been seen
+  // written or returned by this graph. Their offset then stays out of the
+  // program, so one program serves every position of the view.
+  std::vector<char> compact_flags(const py::list& args) {
+    std::vector<char> f(args.size(), 0);
+    std::unordered_map<const c10::StorageImpl*, int> uses;
+    for (const py::handle& h : args)
+      if (THPVariable_Check(h.ptr()) && is_tpu(THPVariable_Unpack(h.ptr())))
+        ++uses[THPVariable_Unpack(h.ptr()).storage().unsafeGetStorageImpl()];
+    std::lock_guard<std::mutex> g(mu_);
+    for (size_t i = 0; i < args.size(); ++i) {
+      PyObject* o = args[i].ptr();
+      if (!THPVariable_Check(o)) continue;
+      const at::Tensor& t = THPVariable_Unpack(o);
+      if (!is_tpu(t) || no_compact_.count(static_cast<int>(i))) continue;
+      if (uses[t.storage().unsafeGetStorageImpl()] == 1 && t.numel() > 0 && !covers_storage(t)) f[i] = 1;
+    }
+    return f;
+  }
+
   int64_t programs() const { return programs_; }
   std::string name() const { return name_; }
 
@@ -395,9 +499,11 @@ class CompiledGraph {
     c10::Storage storage;
     int arg;             // first argument with this storage
     engine::Ref value;   // its placeholder (empty: the storage was never written)
+    bool compact;        // holds only the argument's view, passed by value
   };
   struct Trace {
     std::string sig;
+    std::vector<char> compact;
     std::vector<Placeholder> storages;
     std::vector<std::pair<int, engine::Ref>> hosts;  // host scalar arguments
     engine::Trace engine;
@@ -417,7 +523,8 @@ class CompiledGraph {
         guarded("running a compiled graph", [&] {
           for (size_t i = 0; i < e.params.size(); ++i) {
             const Source& s = e.params[i];
-            if (s.kind == Source::Arg) in[i] = engine::buffer(state_of(ts[s.index]).value());
+            if (s.kind == Source::Arg && e.compact[s.index]) in[i] = compact_value(ts[s.index]);
+            else if (s.kind == Source::Arg) in[i] = engine::buffer(state_of(ts[s.index]).value());
             else if (s.kind == Source::Fresh) in[i] = e.fresh[s.index]();
             else if (s.kind == Source::Host) in[i] = host_scalar_buffer(ts[s.index], e.prog->params[i].type());
             else in[i] = s.value.node->buffers[s.value.index];
@@ -484,6 +591,7 @@ class CompiledGraph {
   std::string name_;
   std::mutex mu_;
   std::unordered_map<std::string, std::shared_ptr<Entry>> entries_;
+  std::set<int> no_compact_;  // arguments this graph writes or returns
   std::unique_ptr<Trace> trace_;
   std::vector<int> target_out_;
   int64_t programs_ = 0;

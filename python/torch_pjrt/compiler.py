@@ -136,16 +136,22 @@ class _Program:
                   f"({'; '.join(diff[:6]) or 'same shapes, new layout or storage'})", file=sys.stderr)
         self.last = desc
         t0, c0 = time.perf_counter(), _C._cache_stats()["compile_seconds"]
-        placeholders = self.native.begin(args)
-        try:
-            with torch.no_grad():
-                outs = self.gm(*placeholders)
-        except BaseException:
-            self.native.abort()
-            raise
-        if not isinstance(outs, (list, tuple)):
-            outs = (outs,)
-        out = self.native.finish(args, list(outs))
+        out = None
+        # A second trace happens when an input first passed by value (a
+        # view) turns out to be written or returned by the graph.
+        for _ in range(len(args) + 1):
+            placeholders = self.native.begin(args)
+            try:
+                with torch.no_grad():
+                    outs = self.gm(*placeholders)
+            except BaseException:
+                self.native.abort()
+                raise
+            if not isinstance(outs, (list, tuple)):
+                outs = (outs,)
+            out = self.native.finish(args, list(outs))
+            if out is not None:
+                break
         stats["programs"] += 1
         stats["trace_seconds"] += time.perf_counter() - t0
         stats["xla_compile_seconds"] += _C._cache_stats()["compile_seconds"] - c0

@@ -125,6 +125,50 @@ def test_mutated_input_still_held_elsewhere_keeps_old_value():
     torch.testing.assert_close(alias_old.cpu() + 1, ex)
 
 
+def test_view_inputs_at_any_offset_share_one_program():
+    _reset()
+
+    def f(x, t):
+        return x * t + t
+
+    x = torch.randn(4, 3)
+    ts = torch.randn(6)
+    xt, tst = x.to("tpu"), ts.to("tpu")
+    f_t = torch.compile(f, backend="tpu")
+    programs = torch_pjrt.compiler.stats["programs"]
+    for i in range(6):
+        torch.testing.assert_close(f_t(xt, tst[i]).cpu(), f(x, ts[i]))
+    # The same for rows of a matrix: a view read by value, whatever its offset.
+    rows = torch.randn(5, 3)
+    rt = rows.to("tpu")
+    for i in range(5):
+        torch.testing.assert_close(f_t(xt, rt[i]).cpu(), f(x, rows[i]))
+    assert torch_pjrt.compiler.stats["programs"] - programs == 2
+
+
+def test_view_inputs_written_or_returned_keep_their_storage():
+    _reset()
+
+    def write(v, y):
+        v.add_(y)
+        return v.sum()
+
+    def ret(v):
+        return v, v * 2
+
+    base = torch.randn(4, 5)
+    bt = base.to("tpu")
+    w_t, r_t = torch.compile(write, backend="tpu"), torch.compile(ret, backend="tpu")
+    for i in (1, 3):
+        y = torch.randn(5)
+        torch.testing.assert_close(w_t(bt[i], y.to("tpu")).cpu(), write(base[i], y))
+        torch.testing.assert_close(bt.cpu(), base)  # the row was updated in place
+    view, doubled = r_t(bt[2])
+    torch.testing.assert_close(doubled.cpu(), base[2] * 2)
+    bt[2].fill_(7.0)
+    torch.testing.assert_close(view.cpu(), torch.full((5,), 7.0))  # still a view of bt
+
+
 def test_same_cache_entry_as_fused_mode():
     _reset()
 
