@@ -88,14 +88,16 @@ std::string signature(const py::list& args, const std::vector<char>& compact) {
   for (const py::handle& h : args) {
     PyObject* o = h.ptr();
     if (compact[i++]) {
-      // A view read by value: only its logical shape matters, not where it
-      // lies in its storage (a scheduler's timestep t[i] at each step).
+      // A view passed as the stretch of storage it spans: where that
+      // stretch lies (a scheduler's timestep t[i] at each step) stays out.
       const at::Tensor& t = THPVariable_Unpack(o);
       sig += 'V';
       put(sig, t.device().index());
       sig += c10::toString(t.scalar_type());
       sig += ':';
       for (int64_t d : t.sizes()) put(sig, d);
+      sig += ':';
+      for (int64_t d : t.strides()) put(sig, d);
       sig += ';';
       continue;
     }
@@ -157,22 +159,30 @@ std::string signature(const py::list& args, const std::vector<char>& compact) {
   return sig;
 }
 
-// Whether t is its whole storage, laid out as a contiguous tensor.
-bool covers_storage(const at::Tensor& t) {
-  return t.storage_offset() == 0 && t.is_contiguous() &&
-         static_cast<size_t>(t.numel()) * t.element_size() == state_of(t).nbytes;
+bool strides_positive(const at::Tensor& t) {
+  for (int64_t d = 0; d < t.dim(); ++d)
+    if (t.stride(d) < 0) return false;
+  return true;
 }
 
-// A compact argument's value for one call: the view read out of its
-// storage as a flat value (the view's own program, cached like any read).
+// The elements a view spans in its storage, from its first one.
+int64_t span_of(const at::Tensor& t) {
+  int64_t span = 1;
+  for (int64_t d = 0; d < t.dim(); ++d) span += (t.size(d) - 1) * t.stride(d);
+  return span;
+}
+
+// Whether t's elements reach from the start to the end of its storage.
+bool spans_storage(const at::Tensor& t) {
+  return t.storage_offset() == 0 && static_cast<size_t>(span_of(t)) * t.element_size() == state_of(t).nbytes;
+}
+
+// A compact argument's value for one call: the stretch of its storage the
+// view spans, read with the offset as a runtime value (so the read's own
+// program is the same for every offset).
 pjrt::BufferPtr compact_value(const at::Tensor& t) {
-  shlo::DType d = to_shlo(t.scalar_type());
-  const int64_t n = t.numel();
-  engine::Ref flat = op("view_reshape[" + std::to_string(n) + ",]", {read(t)}, shlo::Type{d, {n}},
-                        [n](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                          return std::vector<shlo::Value>{b.reshape(in[0], {n})};
-                        });
-  return engine::buffer(flat);
+  at::Tensor stretch = t.as_strided({span_of(t)}, {1}, t.storage_offset());
+  return engine::buffer(read(stretch));
 }
 
 bool is_host_scalar(const at::Tensor& t) { return t.dim() == 0 && t.device().is_cpu() && !t.is_complex(); }
@@ -250,14 +260,15 @@ class CompiledGraph {
       }
       const at::Tensor& t = THPVariable_Unpack(o);
       if (trace_->compact[i]) {
-        // Its own contiguous placeholder storage holding just the view.
-        const int64_t n = t.numel();
+        // Its own placeholder storage holding just the stretch it spans:
+        // the same strides (views of it behave alike), offset 0.
+        const int64_t n = span_of(t);
         c10::Storage ph = new_storage(static_cast<size_t>(n) * t.element_size(), t.device());
         engine::Ref v = engine::placeholder(shlo::Type{to_shlo(t.scalar_type()), {n}});
         static_cast<StorageState*>(ph.data_ptr().get_context())->value() = v;
         trace_->storages.push_back(Placeholder{ph, i, v, true});
         out.append(py::reinterpret_steal<py::object>(
-            THPVariable_Wrap(tensor_on(ph, t.scalar_type(), t.sizes(), c10::contiguous_strides(t.sizes()), 0))));
+            THPVariable_Wrap(tensor_on(ph, t.scalar_type(), t.sizes(), t.strides(), 0))));
         ++i;
         continue;
       }
@@ -486,7 +497,8 @@ class CompiledGraph {
       if (!THPVariable_Check(o)) continue;
       const at::Tensor& t = THPVariable_Unpack(o);
       if (!is_tpu(t) || no_compact_.count(static_cast<int>(i))) continue;
-      if (uses[t.storage().unsafeGetStorageImpl()] == 1 && t.numel() > 0 && !covers_storage(t)) f[i] = 1;
+      if (uses[t.storage().unsafeGetStorageImpl()] == 1 && t.numel() > 0 && strides_positive(t) && !spans_storage(t))
+        f[i] = 1;
     }
     return f;
   }

@@ -66,13 +66,12 @@ def _has_native_kernel(op):
         return False
     name = op.name()
     has = torch._C._dispatch_has_kernel_for_dispatch_key
-    if any(has(name, k) for k in ("PrivateUse1", "CompositeExplicitAutograd", "CompositeImplicitAutograd")):
-        return True
-    if has(name, "CompositeExplicitAutogradNonFunctional"):
-        # A structured op's functional form calls its out= kernel.
-        out = getattr(getattr(torch.ops.aten, op._opname, None), "out", None)
-        return out is not None and has(out.name(), "PrivateUse1")
-    return False
+    # Composite kernels run on any device through the ops they call (a
+    # structured op's functional form calls its out= kernel, a *_copy op
+    # its view). Where one of those has no tpu kernel, the trace meets the
+    # fallback and the graph is split there (see _Program.__call__).
+    return any(has(name, k) for k in ("PrivateUse1", "CompositeExplicitAutograd", "CompositeImplicitAutograd",
+                                      "CompositeExplicitAutogradNonFunctional"))
 
 
 def _fallback_nodes(gm):
