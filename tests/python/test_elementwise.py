@@ -331,6 +331,8 @@ def test_gelu_silu_relu_train_step_native(dtype):
 def test_scalar_parameters_share_a_program():
     """Slopes, bounds and exponents are operands: new values compile nothing."""
     x = rand([7, 3]).to(TPU)
+    # In fused mode the first program would otherwise also take in x's upload.
+    torch_pjrt.synchronize()
     for fn in [lambda v: F.leaky_relu(x, v), lambda v: torch.clamp(x, -v, v), lambda v: x.pow(v),
                lambda v: F.elu(x, v), lambda v: x.masked_fill(x > 0, v), lambda v: torch.lt(x, v)]:
         fn(0.25).cpu()
