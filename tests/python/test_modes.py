@@ -52,6 +52,23 @@ def test_modes_agree_with_cpu(mode, restore_mode):
     assert_close(out, small_program(x, w))
 
 
+@pytest.mark.parametrize("mode", MODES)
+def test_outputs_of_one_op_read_together_later(mode, restore_mode):
+    """Two outputs of one computed op (var_mean's var and mean, max's values
+    and indices) read by one later program, each as itself."""
+    x = torch.randn(6, 5)
+    torch_pjrt.set_eager_mode(mode)
+    xt = x.to(TPU)
+    var, mean = torch.var_mean(xt, 0)
+    values, idx = xt.max(1)
+    torch_pjrt.synchronize()  # computed: the next program takes them as inputs
+    got = (var * 3 + mean, values + idx.float() * 0.5, var - mean)
+    want_v, want_m = torch.var_mean(x, 0)
+    wv, wi = x.max(1)
+    for g, w in zip(got, (want_v * 3 + want_m, wv + wi.float() * 0.5, want_v - want_m)):
+        assert_close(g, w)
+
+
 def test_strict_error_is_sticky_until_next_sync(restore_mode):
     torch_pjrt.set_eager_mode("strict")
     x = torch.randn(4, device=TPU)
