@@ -32,7 +32,17 @@ Runtime& Runtime::get() {
   return *g_runtime;
 }
 
-Runtime::Runtime() : cfg_(g_cfg) {
+namespace {
+
+size_t cache_capacity() {
+  const char* env = std::getenv("TORCH_PJRT_CACHE_ENTRIES");
+  const long long n = env && *env ? std::atoll(env) : 0;
+  return n > 0 ? static_cast<size_t>(n) : 1024;
+}
+
+}  // namespace
+
+Runtime::Runtime() : cfg_(g_cfg), capacity_(cache_capacity()) {
   if (cfg_.plugin_path.empty()) {
     throw pjrt::Error("no PJRT plugin found for '" + cfg_.plugin_name + "'" +
                       (cfg_.missing_hint.empty() ? "" : ": " + cfg_.missing_hint));
@@ -121,7 +131,8 @@ pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::funct
     auto it = cache_.find(key);
     if (it != cache_.end()) {
       ++stats_.hits;
-      return it->second;
+      lru_.splice(lru_.end(), lru_, it->second.lru);
+      return it->second.exe;
     }
   }
   if (auto bytes = disk_->load(key)) {
@@ -129,8 +140,7 @@ pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::funct
       pjrt::ExecutablePtr exe = client_->deserialize(*bytes);
       std::lock_guard<std::mutex> g(mu_);
       ++stats_.disk_hits;
-      cache_.emplace(key, exe);
-      stats_.entries = static_cast<int64_t>(cache_.size());
+      remember(key, exe);
       return exe;
     } catch (const pjrt::Error&) {
       // Not loadable by this plugin after all: recompile below.
@@ -159,9 +169,22 @@ pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::funct
   std::lock_guard<std::mutex> g(mu_);
   ++stats_.misses;
   stats_.compile_seconds += secs;
-  cache_.emplace(key, exe);
-  stats_.entries = static_cast<int64_t>(cache_.size());
+  remember(key, exe);
   return exe;
+}
+
+void Runtime::remember(const std::string& key, pjrt::ExecutablePtr exe) {
+  if (cache_.count(key)) return;  // another thread got there first
+  while (cache_.size() >= capacity_ && !lru_.empty()) {
+    // Programs still in use (a compiled graph's) stay loaded through their
+    // own reference; the cache only lets go of its own.
+    cache_.erase(lru_.front());
+    lru_.pop_front();
+    ++stats_.evictions;
+  }
+  lru_.push_back(key);
+  cache_.emplace(key, Cached{std::move(exe), std::prev(lru_.end())});
+  stats_.entries = static_cast<int64_t>(cache_.size());
 }
 
 CacheStats Runtime::cache_stats() {

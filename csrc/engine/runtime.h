@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <list>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -22,6 +23,7 @@ struct CacheStats {
   int64_t misses = 0;     // compiled
   double compile_seconds = 0;
   int64_t entries = 0;
+  int64_t evictions = 0;  // dropped from memory at the capacity bound
   int64_t corrupt_entries = 0;
 };
 
@@ -55,7 +57,19 @@ class Runtime {
   Config cfg_;
   std::unique_ptr<pjrt::Client> client_;
   std::mutex mu_;
-  std::unordered_map<std::string, pjrt::ExecutablePtr> cache_;
+  // The in-memory cache, least recently used first. It is bounded: every
+  // loaded executable holds JIT-mapped code (several memory mappings on
+  // XLA:CPU), and a long process that compiled without limit would exhaust
+  // the kernel's mapping limit and abort inside the compiler. An evicted
+  // program comes back from the disk cache.
+  struct Cached {
+    pjrt::ExecutablePtr exe;
+    std::list<std::string>::iterator lru;
+  };
+  std::unordered_map<std::string, Cached> cache_;
+  std::list<std::string> lru_;
+  size_t capacity_;
+  void remember(const std::string& key, pjrt::ExecutablePtr exe);  // under mu_
   std::unique_ptr<DiskCache> disk_;
   bool log_recompiles_ = false;
   void log_recompile(const std::string& key);

@@ -61,6 +61,34 @@ print(json.dumps({**torch_pjrt.cache_stats(), "ok": y.tolist() == [1.0, 4.0, 7.0
 """
 
 
+MANY_PROGRAMS = r"""
+import json, torch, torch_pjrt
+def maps():
+    return sum(1 for _ in open("/proc/self/maps"))
+torch.tpu.synchronize()
+ok, m0 = True, None
+for n in range(1, 161):  # 160 shapes: each a new program
+    x = torch.arange(float(n))
+    ok &= torch.equal((x.to("tpu") * 2 + 1).cpu(), x * 2 + 1)
+    if n == 40:
+        m0 = maps()
+grown = maps() - m0
+x = torch.arange(1.0)  # the first shape again: evicted from memory, loaded from disk
+ok &= torch.equal((x.to("tpu") * 2 + 1).cpu(), x * 2 + 1)
+print(json.dumps({**torch_pjrt.cache_stats(), "ok": bool(ok), "maps_grown": grown}))
+"""
+
+
+def test_cache_entries_bound_the_programs_held_in_memory(tmp_path):
+    # Every loaded XLA:CPU program holds memory mappings: an unbounded cache
+    # runs a long process into the kernel's mapping limit.
+    r = result(run_py(MANY_PROGRAMS, TORCH_PJRT_CACHE_ENTRIES="16", TORCH_PJRT_CACHE_DIR=str(tmp_path)))
+    assert r["ok"]
+    assert r["entries"] <= 16 and r["evictions"] > 100
+    assert r["disk_hits"] >= 1
+    assert r["maps_grown"] < 200, r  # 120 more programs compiled, mappings flat
+
+
 def test_cache_dir_off_writes_nothing_and_reuses_nothing(tmp_path):
     home = tmp_path / "home"
     env = dict(TORCH_PJRT_CACHE_DIR="off", HOME=str(home), XDG_CACHE_HOME=str(home / "xdg"))
