@@ -77,6 +77,16 @@ void put(std::string& s, int64_t v) {
   s += ',';
 }
 
+// A tpu tensor's device, dtype, sizes and strides.
+void put_geometry(std::string& s, const at::Tensor& t) {
+  put(s, t.device().index());
+  s += c10::toString(t.scalar_type());
+  s += ':';
+  for (int64_t d : t.sizes()) put(s, d);
+  s += ':';
+  for (int64_t d : t.strides()) put(s, d);
+}
+
 // What a program depends on besides the data: tensor geometry, which
 // arguments share a storage, what type each storage's value has, and the
 // values of non-tensor arguments (baked into the graph while tracing).
@@ -90,14 +100,8 @@ std::string signature(const py::list& args, const std::vector<char>& compact) {
     if (compact[i++]) {
       // A view passed as the stretch of storage it spans: where that
       // stretch lies (a scheduler's timestep t[i] at each step) stays out.
-      const at::Tensor& t = THPVariable_Unpack(o);
       sig += 'V';
-      put(sig, t.device().index());
-      sig += c10::toString(t.scalar_type());
-      sig += ':';
-      for (int64_t d : t.sizes()) put(sig, d);
-      sig += ':';
-      for (int64_t d : t.strides()) put(sig, d);
+      put_geometry(sig, THPVariable_Unpack(o));
       sig += ';';
       continue;
     }
@@ -116,12 +120,7 @@ std::string signature(const py::list& args, const std::vector<char>& compact) {
         continue;
       }
       sig += 'T';
-      put(sig, t.device().index());
-      sig += c10::toString(t.scalar_type());
-      sig += ':';
-      for (int64_t d : t.sizes()) put(sig, d);
-      sig += ':';
-      for (int64_t d : t.strides()) put(sig, d);
+      put_geometry(sig, t);
       put(sig, t.storage_offset());
       const c10::StorageImpl* st = t.storage().unsafeGetStorageImpl();
       int group = -1;
