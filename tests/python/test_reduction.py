@@ -362,6 +362,7 @@ def test_vector_norm(dtype):
 
 def test_vector_norm_new_p_reuses_program():
     x = torch.randn(16, device=TPU)
+    torch_pjrt.synchronize()  # in fused mode the first program would also draw x
     torch.linalg.vector_norm(x, 3.25).cpu()
     torch_pjrt.reset_cache_stats()
     for p in [3.5, 4.5, 1.25]:
