@@ -202,6 +202,7 @@ def test_unknown_mode_and_options():
     with pytest.raises(Exception, match="takes no options"):
         f(torch.ones(2, device="tpu"))
     _reset()
+    torch_pjrt.compiler._noted.clear()  # the note is once per process
     g = torch.compile(lambda x: x + 2, backend="tpu", mode="reduce-overhead")
     with pytest.warns(UserWarning, match="has no effect"):
         out = g(torch.ones(3, device="tpu"))
