@@ -443,7 +443,6 @@ class CompiledGraph {
       e->prog = guarded("compiling a graph for torch.compile", [&] { return engine::compile_program(targets, kept); });
       // Outputs are numbered per target; the program returns every output
       // of each distinct target node, in its own order.
-      target_out_ = e->prog->target_out;
       auto remap = [&](Source& s) {
         if (s.kind == Source::Out) s.index = e->prog->target_out[s.index];
       };
@@ -604,7 +603,6 @@ class CompiledGraph {
   std::unordered_map<std::string, std::shared_ptr<Entry>> entries_;
   std::set<int> no_compact_;  // arguments this graph writes or returns
   std::unique_ptr<Trace> trace_;
-  std::vector<int> target_out_;
   int64_t programs_ = 0;
 };
 
