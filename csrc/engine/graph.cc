@@ -393,6 +393,26 @@ std::string describe(const Plan& plan) {
 
 bool is_placeholder_node(const Node* n) { return n->buffers.size() == 1 && !n->buffers[0]; }
 
+// Whether the inputs a wider donation would consume, beyond those this call
+// may give up, are small enough to copy through the host instead of
+// compiling a program variant (a compile costs tens of milliseconds).
+bool kept_inputs_small(const Plan& plan, const std::vector<std::pair<int, int>>& aliases,
+                       const std::vector<std::pair<int, int>>& most) {
+  constexpr int64_t kMaxBytes = 1 << 20;
+  if (Runtime::get().client().device_count() != 1) return false;  // copies land on device 0
+  int64_t bytes = 0;
+  for (const auto& a : most)
+    if (std::find(aliases.begin(), aliases.end(), a) == aliases.end())
+      bytes += plan.params[a.first].node->buffers[plan.params[a.first].index]->on_device_bytes();
+  return bytes <= kMaxBytes;
+}
+
+pjrt::BufferPtr copy_through_host(const pjrt::Buffer& b) {
+  std::vector<char> host(b.on_device_bytes());
+  b.to_host(host.data(), host.size());
+  return Runtime::get().client().from_host(host.data(), b.element_type(), b.dims());
+}
+
 // Launches exe on args (one per param), marking the aliased ones consumed.
 std::vector<pjrt::BufferPtr> launch(const pjrt::Executable& exe, const std::vector<PJRT_Buffer*>& args,
                                     const std::vector<pjrt::Buffer*>& donated,
@@ -420,8 +440,8 @@ void materialize(const std::vector<Ref>& refs) {
   if (plan.order.empty()) return;
   const std::vector<Node*>& order = plan.order;
   const std::vector<Ref>& params = plan.params;
-  const std::vector<std::pair<int, int>> aliases = plan_donation(plan, refs);
-  const std::string key = program_key(plan, aliases);
+  std::vector<std::pair<int, int>> aliases = plan_donation(plan, refs);
+  std::string key = program_key(plan, aliases);
   auto what = [&]() { return describe(plan); };
   for (const Ref& p : params)
     if (is_placeholder_node(p.node.get()))
@@ -429,12 +449,44 @@ void materialize(const std::vector<Ref>& refs) {
                         "); such an op cannot be part of a compiled graph");
 
   Runtime& rt = Runtime::get();
-  pjrt::ExecutablePtr exe = rt.executable(key, [&]() { return program_text(plan, aliases); }, what);
+  pjrt::ExecutablePtr exe;
+  // Copies of inputs made so that a cached program donating them can run
+  // while the originals stay alive (see below).
+  std::map<int, pjrt::BufferPtr> copies;
+  if (g_donation && !(exe = rt.cached(key))) {
+    // Which inputs can be donated depends on who still holds them, which
+    // varies from run to run. Rather than compile a variant, a cached one
+    // serves this call: the program that donates nothing (the inputs just
+    // stay alive), or the one that donates every input it can, run on
+    // copies of the inputs this call must keep if they are small. A second
+    // process then compiles nothing where the first donated differently.
+    std::vector<std::pair<int, int>> most;
+    pair_outputs(plan, std::vector<char>(params.size(), 1), most);
+    std::string plain = program_key(plan, {});
+    if (!aliases.empty() && (exe = rt.cached(plain))) {
+      aliases.clear();
+      key = std::move(plain);
+    } else if (most != aliases && kept_inputs_small(plan, aliases, most)) {
+      std::string widest = program_key(plan, most);
+      if ((exe = rt.cached(widest))) {
+        for (const auto& a : most)
+          if (std::find(aliases.begin(), aliases.end(), a) == aliases.end())
+            copies[a.first] = copy_through_host(*params[a.first].node->buffers[params[a.first].index]);
+        aliases = std::move(most);
+        key = std::move(widest);
+      }
+    }
+  }
+  if (!exe) exe = rt.executable(key, [&]() { return program_text(plan, aliases); }, what);
+  auto arg = [&](size_t i) -> pjrt::Buffer* {
+    auto c = copies.find(static_cast<int>(i));
+    return c != copies.end() ? c->second.get() : params[i].node->buffers[params[i].index].get();
+  };
   std::vector<PJRT_Buffer*> args;
   args.reserve(params.size());
-  for (const Ref& p : params) args.push_back(p.node->buffers[p.index]->get());
+  for (size_t i = 0; i < params.size(); ++i) args.push_back(arg(i)->get());
   std::vector<pjrt::Buffer*> donated;
-  for (const auto& a : aliases) donated.push_back(params[a.first].node->buffers[params[a.first].index].get());
+  for (const auto& a : aliases) donated.push_back(arg(a.first));
   std::vector<pjrt::BufferPtr> outs = launch(*exe, args, donated, what);
   size_t k = 0;
   for (int i : plan.targets) {

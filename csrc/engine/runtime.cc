@@ -124,8 +124,7 @@ void Runtime::log_recompile(const std::string& key) {
   std::fprintf(stderr, "%s\n", msg.c_str());
 }
 
-pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::function<std::string()>& build,
-                                        const std::function<std::string()>& what) {
+pjrt::ExecutablePtr Runtime::cached(const std::string& key) {
   {
     std::lock_guard<std::mutex> g(mu_);
     auto it = cache_.find(key);
@@ -143,9 +142,15 @@ pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::funct
       remember(key, exe);
       return exe;
     } catch (const pjrt::Error&) {
-      // Not loadable by this plugin after all: recompile below.
+      // Not loadable by this plugin after all: the caller compiles.
     }
   }
+  return nullptr;
+}
+
+pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::function<std::string()>& build,
+                                        const std::function<std::string()>& what) {
+  if (pjrt::ExecutablePtr exe = cached(key)) return exe;
   if (log_recompiles_) {
     std::lock_guard<std::mutex> g(mu_);
     log_recompile(key);

@@ -45,6 +45,8 @@ class Runtime {
   pjrt::Client& client() { return *client_; }
   const Config& config() const { return cfg_; }
 
+  // The program for a key if memory or the disk cache has it, else null.
+  pjrt::ExecutablePtr cached(const std::string& key);
   // Compiled program for a graph key; builds the module text only on a miss.
   pjrt::ExecutablePtr executable(const std::string& key, const std::function<std::string()>& build,
                                  const std::function<std::string()>& what);

@@ -82,3 +82,32 @@ TEST(Engine, LoweringErrorsNameTheOp) {
     EXPECT_NE(std::string(e.what()).find("bad_op"), std::string::npos);
   }
 }
+
+// Whether an input can be donated depends on who else holds it; a program
+// cached for one answer serves the other instead of a second compile.
+TEST(Engine, ACachedDonationVariantServesACallThatDonatesDifferently) {
+  configure_once();
+  const shlo::Type type{shlo::DType::F32, {3}};
+  std::vector<float> in{1, 2, 3};
+  auto probe = [&](const char* key, bool keep_input) {
+    engine::Ref x = engine::from_host(in.data(), type);
+    engine::Ref y = engine::record1(key, {x}, type, [](shlo::Builder& b, const std::vector<shlo::Value>& v) {
+      return std::vector<shlo::Value>{b.add(v[0], v[0])};
+    });
+    engine::Ref kept = keep_input ? x : engine::Ref{};
+    x = engine::Ref{};  // without `kept`, only y reads x: its buffer can be reused
+    auto before = engine::Runtime::get().cache_stats();
+    engine::materialize({y});
+    auto after = engine::Runtime::get().cache_stats();
+    EXPECT_EQ(host(y, 3), (std::vector<float>{2, 4, 6}));
+    if (keep_input) EXPECT_EQ(host(kept, 3), in);
+    return after.misses - before.misses;
+  };
+  // Donating first, then a call that must keep its input: it runs the
+  // donating program on a copy.
+  probe("donation_probe_a", false);
+  EXPECT_EQ(probe("donation_probe_a", true), 0);
+  // Keeping first, then a call that could donate: the plain program serves.
+  probe("donation_probe_b", true);
+  EXPECT_EQ(probe("donation_probe_b", false), 0);
+}
