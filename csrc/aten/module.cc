@@ -74,6 +74,19 @@ PYBIND11_MODULE(_C, m) {
   m.def("_max_memory_allocated", [] { return pjrt::peak_bytes(); });
   m.def("_donated_buffers", [] { return engine::donated_buffers(); });
   m.def("_reset_peak_memory_stats", [] { pjrt::reset_peak_bytes(); });
+  // What the plugin itself reports for a device (-1: not reported).
+  m.def("_device_memory_stats", [](int device) {
+    auto& c = tpu::guarded("starting the PJRT runtime", [] { return &engine::Runtime::get(); })->client();
+    if (device < 0 || device >= static_cast<int>(c.device_count()))
+      throw py::index_error("invalid tpu device index " + std::to_string(device) + " (" +
+                            std::to_string(c.device_count()) + " device(s) available)");
+    pjrt::MemoryStats s = c.memory_stats(device);
+    py::dict d;
+    d["bytes_in_use"] = s.bytes_in_use;
+    d["peak_bytes_in_use"] = s.peak_bytes_in_use;
+    d["bytes_limit"] = s.bytes_limit;
+    return d;
+  });
   m.def("_default_generator", [](int i) {
     const at::Generator& g = at::detail::getPrivateUse1Hooks().getDefaultGenerator(static_cast<c10::DeviceIndex>(i));
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(g));

@@ -34,6 +34,10 @@ torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module
 
 __version__ = "0.1.0"
 
+from . import _accelerate  # noqa: E402
+
+_accelerate.install()  # Trainer and Accelerator default to tpu (see _accelerate.py)
+
 from . import _dynamo_hook  # noqa: E402,F401  (torch.compile(backend="tpu"))
 
 

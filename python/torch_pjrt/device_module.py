@@ -1,5 +1,6 @@
 """torch.tpu: the device module, shaped like torch.cuda."""
 import contextlib
+import os
 import sys
 
 import torch
@@ -122,10 +123,14 @@ def default_generators():
 
 
 def memory_allocated(device=None) -> int:
+    # Ops still queued (strict mode) or pending (fused mode) have not made
+    # their buffers yet; CUDA counts an output from its launch, so launch.
+    _C._flush()
     return int(_C._memory_allocated())
 
 
 def max_memory_allocated(device=None) -> int:
+    _C._flush()
     return int(_C._max_memory_allocated())
 
 
@@ -138,6 +143,7 @@ def max_memory_reserved(device=None) -> int:
 
 
 def reset_peak_memory_stats(device=None) -> None:
+    _C._flush()
     _C._reset_peak_memory_stats()
 
 
@@ -145,13 +151,92 @@ def reset_max_memory_allocated(device=None) -> None:
     _C._reset_peak_memory_stats()
 
 
+def _plugin_memory(device=None) -> dict:
+    return dict(_C._device_memory_stats(_index(device)))
+
+
+def _host_memory():
+    """(available, total) bytes of host memory: where XLA:CPU keeps its buffers."""
+    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    try:
+        with open("/proc/meminfo") as f:
+            for line in f:
+                if line.startswith("MemAvailable:"):
+                    return int(line.split()[1]) * 1024, total
+    except OSError:
+        pass
+    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"), total
+
+
+def mem_get_info(device=None) -> tuple:
+    """(free, total) bytes of the device's memory, as torch.cuda.mem_get_info:
+    from the plugin where it reports a limit (TPU, GPU), else the host's
+    memory (XLA:CPU keeps buffers in host RAM)."""
+    s = _plugin_memory(device)
+    if s["bytes_limit"] > 0:
+        return max(s["bytes_limit"] - s["bytes_in_use"], 0), s["bytes_limit"]
+    return _host_memory()
+
+
 def memory_stats(device=None) -> dict:
+    """Counters named as torch.cuda.memory_stats where they mean the same.
+    Buffers are freed when their last tensor dies (no caching allocator), so
+    reserved equals allocated."""
+    cur, peak = memory_allocated(device), max_memory_allocated(device)
+    s = _plugin_memory(device)
     return {
-        "allocated_bytes.all.current": memory_allocated(device),
-        "allocated_bytes.all.peak": max_memory_allocated(device),
+        "allocated_bytes.all.current": cur,
+        "allocated_bytes.all.peak": peak,
+        "active_bytes.all.current": cur,
+        "active_bytes.all.peak": peak,
+        "reserved_bytes.all.current": cur,
+        "reserved_bytes.all.peak": peak,
         # buffers programs consumed in place (in-place updates, optimizer steps)
         "num_donated_buffers": int(_C._donated_buffers()),
+        # what the plugin reports for the device (-1: not reported)
+        "device_bytes_in_use": s["bytes_in_use"],
+        "device_peak_bytes_in_use": s["peak_bytes_in_use"],
+        "device_bytes_limit": s["bytes_limit"],
     }
+
+
+def memory_summary(device=None, abbreviated: bool = False) -> str:
+    """A readable report of memory_stats() and mem_get_info()."""
+    st, (free, total) = memory_stats(device), mem_get_info(device)
+    mib = lambda b: "n/a" if b < 0 else f"{b / 2**20:,.1f} MiB"  # noqa: E731
+    rows = [("allocated (tensors)", st["allocated_bytes.all.current"], st["allocated_bytes.all.peak"]),
+            ("plugin: in use", st["device_bytes_in_use"], st["device_peak_bytes_in_use"])]
+    lines = [f"tpu memory summary, device {_index(device)} ({get_device_name(device)})",
+             f"{'':<24}{'current':>16}{'peak':>16}"]
+    lines += [f"{name:<24}{mib(cur):>16}{mib(pk):>16}" for name, cur, pk in rows]
+    lines.append(f"{'free / total':<24}{mib(free):>16}{mib(total):>16}")
+    if not abbreviated:
+        lines.append(f"buffers donated to programs: {st['num_donated_buffers']}")
+    return "\n".join(lines) + "\n"
+
+
+class _TpuDeviceProperties:
+    """What torch.tpu.get_device_properties() returns, like CUDA's."""
+
+    def __init__(self, index):
+        info = _C._runtime_info()
+        self.index = index
+        self.name = get_device_name(index)
+        self.platform = info["platform"]
+        self.platform_version = info["platform_version"]
+        self.total_memory = mem_get_info(index)[1]
+        self.is_integrated = info["platform"] == "cpu"  # shares host memory
+
+    def __repr__(self):
+        return (f"_TpuDeviceProperties(name='{self.name}', platform='{self.platform}', "
+                f"total_memory={self.total_memory // 2**20}MB)")
+
+
+def get_device_properties(device=None) -> _TpuDeviceProperties:
+    i = _index(device)
+    if i < 0 or i >= device_count():
+        raise RuntimeError(f"invalid tpu device index {i} ({device_count()} device(s) available)")
+    return _TpuDeviceProperties(i)
 
 
 def empty_cache() -> None:

@@ -60,6 +60,38 @@ def test_memory_stats_track_allocations():
     assert torch.tpu.memory_allocated() < before + 4 * 1024 * 1024
 
 
+def test_memory_counts_an_output_from_its_launch():
+    """As on CUDA, an op's output counts as soon as the op is issued, though
+    strict mode runs it later and fused mode later still."""
+    torch.tpu.synchronize()
+    before = torch.tpu.memory_allocated()
+    x = torch.randn(1024, 1024, device=TPU)  # no synchronize
+    assert torch.tpu.memory_allocated() >= before + 4 * 1024 * 1024
+    assert torch.tpu.memory_stats()["allocated_bytes.all.current"] >= before + 4 * 1024 * 1024
+    del x
+
+
+def test_memory_queries_like_cuda():
+    free, total = torch.tpu.mem_get_info()
+    assert 0 < free <= total
+    props = torch.tpu.get_device_properties(0)
+    assert props.total_memory == total and props.name == torch.tpu.get_device_name(0)
+    if torch_pjrt.runtime_info()["platform"] == "cpu":  # buffers live in host RAM
+        assert total == os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    st = torch.tpu.memory_stats()
+    for k in ("allocated_bytes.all.current", "allocated_bytes.all.peak", "reserved_bytes.all.current",
+              "active_bytes.all.current", "num_donated_buffers"):
+        assert k in st
+    assert st["reserved_bytes.all.current"] == st["allocated_bytes.all.current"]  # no caching allocator
+    summary = torch.tpu.memory_summary()
+    assert "allocated" in summary and "free / total" in summary
+    n = torch.tpu.device_count()
+    with pytest.raises(RuntimeError, match=f"invalid tpu device index {n}"):
+        torch.tpu.get_device_properties(n)
+    with pytest.raises(IndexError, match=f"invalid tpu device index {n}"):
+        torch.tpu.mem_get_info(n)
+
+
 def test_generated_methods_and_module_to():
     x = torch.randn(3)
     t = x.tpu()

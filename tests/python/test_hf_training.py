@@ -1,0 +1,67 @@
+"""Hugging Face training on tpu with no flags: Trainer and an Accelerator
+loop pick the device themselves and match the same training on the CPU."""
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+pytest.importorskip("transformers")
+pytest.importorskip("accelerate")
+
+# A tiny Llama, its data and the two training paths. Run in fresh processes
+# with accelerate's own variables removed: what a user gets from a plain
+# script. Prints the device training ran on and the loss of every step.
+_SCRIPT = r"""
+import json, sys, torch, torch_pjrt
+from transformers import LlamaConfig, LlamaForCausalLM
+path, device = sys.argv[1], sys.argv[2]
+torch.manual_seed(0)
+cfg = LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, vocab_size=128, max_position_embeddings=64)
+model = LlamaForCausalLM(cfg)
+ids = torch.randint(0, 128, (40, 16), generator=torch.Generator().manual_seed(1))
+if path == "trainer":
+    from transformers import Trainer, TrainingArguments
+    args = TrainingArguments(output_dir=sys.argv[3], per_device_train_batch_size=2, max_steps=20, logging_steps=1,
+                             learning_rate=1e-3, report_to=[], use_cpu=device == "cpu", save_strategy="no",
+                             dataloader_pin_memory=False, seed=0, data_seed=0)
+    tr = Trainer(model=model, args=args, train_dataset=[{"input_ids": i, "labels": i} for i in ids])
+    tr.train()
+    losses = [h["loss"] for h in tr.state.log_history if "loss" in h]
+    on = str(next(tr.model.parameters()).device)
+else:
+    from accelerate import Accelerator
+    acc = Accelerator(cpu=device == "cpu")
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    dl = torch.utils.data.DataLoader(ids, batch_size=2)
+    model, opt, dl = acc.prepare(model, opt, dl)
+    losses = []
+    for batch in dl:
+        loss = model(batch, labels=batch).loss
+        acc.backward(loss)
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.item())
+    on = str(acc.device)
+print(json.dumps({"device": on, "losses": losses}))
+"""
+
+
+def _train(path, device, tmp_path):
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACCELERATE_")}
+    r = subprocess.run([sys.executable, "-c", _SCRIPT, path, device, str(tmp_path / device)], env=env,
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("path", ["trainer", "accelerator"])
+def test_training_runs_on_tpu_with_no_flags_and_matches_cpu(path, tmp_path):
+    tpu = _train(path, "tpu", tmp_path)
+    cpu = _train(path, "cpu", tmp_path)
+    assert tpu["device"].startswith("tpu") and cpu["device"] == "cpu"
+    assert len(tpu["losses"]) == len(cpu["losses"]) == 20
+    for step, (a, b) in enumerate(zip(tpu["losses"], cpu["losses"])):
+        assert abs(a - b) <= 1e-3 * abs(b), f"step {step}: tpu {a} vs cpu {b}"
