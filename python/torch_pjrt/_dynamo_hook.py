@@ -10,10 +10,9 @@ them in):
   clear error (inductor would otherwise pick its Pallas generator, which
   targets another TPU stack and fails with `No module named 'jax'`).
 """
-import importlib.abc
 import importlib.metadata
-import importlib.util
-import sys
+
+from ._on_import import when_imported
 
 # Loaded by Dynamo on first use, like an installed entry point.
 _ENTRY = importlib.metadata.EntryPoint(name="tpu", value="torch_pjrt.compiler:tpu_backend",
@@ -31,39 +30,5 @@ def _inductor_codegen(common):
                                            _NoInductorCodegen, _NoInductorCodegen)
 
 
-_ON_IMPORT = {
-    "torch._dynamo.backends.registry": _dynamo_registry,
-    "torch._inductor.codegen.common": _inductor_codegen,
-}
-
-
-class _Hook(importlib.abc.MetaPathFinder):
-    def find_spec(self, name, path, target=None):
-        if name not in self.pending:
-            return None
-        action = _ON_IMPORT[name]
-        self.pending.discard(name)  # the lookup below must not come back here
-        if not self.pending:
-            sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
-        if spec is None or spec.loader is None:
-            return spec
-        exec_module = spec.loader.exec_module
-
-        def exec_and_register(module):
-            exec_module(module)
-            action(module)
-
-        spec.loader.exec_module = exec_and_register
-        return spec
-
-
-_hook = _Hook()
-_hook.pending = set()
-for _name, _action in _ON_IMPORT.items():
-    if _name in sys.modules:
-        _action(sys.modules[_name])
-    else:
-        _hook.pending.add(_name)
-if _hook.pending:
-    sys.meta_path.insert(0, _hook)
+when_imported("torch._dynamo.backends.registry", _dynamo_registry)
+when_imported("torch._inductor.codegen.common", _inductor_codegen)

@@ -15,6 +15,7 @@ import re
 import sys
 import time
 import warnings
+import weakref
 
 import torch
 
@@ -105,8 +106,7 @@ class _Program:
         self._boxed_call = True
 
     def __call__(self, *args):
-        # Boxed (one list, which AOTAutograd may empty) or plain arguments.
-        args = args[0] if len(args) == 1 and isinstance(args[0], list) else list(args)
+        args = _unbox(args)
         if self.split is not None:
             return self.split(args)
         out = self.native.call(args)
@@ -157,10 +157,14 @@ class _Program:
         return out
 
 
+def _unbox(args):
+    """Boxed (one list, which AOTAutograd may empty) or plain arguments, as a list."""
+    return args[0] if len(args) == 1 and isinstance(args[0], list) else list(args)
+
+
 def _eager(gm):
     def run(*args):
-        args = args[0] if len(args) == 1 and isinstance(args[0], list) else args
-        return gm(*args)
+        return gm(*_unbox(args))
     run._boxed_call = True
     return run
 
@@ -293,59 +297,55 @@ def _dot_layout_applies():
 def _in_out_copy(w):
     """W as a contiguous [in, out] tensor, made once per weight and version
     (an optimizer step makes a new one) and dropped with the weight."""
-    import weakref
-    hit = _weight_copies.get(id(w))
+    key = id(w)
+    hit = _weight_copies.get(key)
     if hit is not None and hit[0]() is w and hit[1] == w._version:
         return hit[2]
     with torch.no_grad():
         c = w.detach().t().contiguous()
-    key = id(w)
     _weight_copies[key] = (weakref.ref(w, lambda _: _weight_copies.pop(key, None)), w._version, c)
     return c
 
 
-def _weights_in_dot_layout(gm, example_inputs):
+def _weights_in_dot_layout(gm):
     """Serves each inference-graph weight that only feeds matmuls of many
     rows as x @ W.T from an [in, out] copy: a new graph input, filled at
     each call from the copy made for that weight. The graph computes the
     same values; only which buffer the matmul reads changes. Returns the
     positions of the weights whose copies the caller appends, in order."""
     mm_rhs = {torch.ops.aten.mm.default: 1, torch.ops.aten.addmm.default: 2}
-    transposes = (torch.ops.aten.t.default, torch.ops.aten.permute.default)
+
+    def is_transpose(n):  # of a 2-D value
+        return n.target is torch.ops.aten.t.default or (
+            n.target is torch.ops.aten.permute.default and [d % 2 for d in n.args[1]] == [1, 0])
+
+    def many_row_rhs(t, u):
+        k = mm_rhs.get(u.target)
+        return k is not None and len(u.args) > k and u.args[k] is t and \
+            u.args[k - 1].meta["val"].shape[0] >= _DOT_LAYOUT_MIN_ROWS
+
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    static = _static_inputs(len(placeholders))
-    chosen = []
+    static, last, copies = _static_inputs(), placeholders[-1], {}
     for i, ph in enumerate(placeholders):
         v = ph.meta.get("val")
         if i not in static or not isinstance(v, torch.Tensor) or v.dim() != 2 or v.device.type != "tpu":
             continue
         for t in list(ph.users):
-            if t.target not in transposes or (t.target is torch.ops.aten.permute.default
-                                              and list(t.args[1]) not in ([1, 0], [-1, -2], [1, -2], [-1, 0])):
+            if not is_transpose(t) or not t.users or not all(many_row_rhs(t, u) for u in t.users):
                 continue
-            users = list(t.users)
-            ok = users and all(u.target in mm_rhs and len(u.args) > mm_rhs[u.target]
-                               and u.args[mm_rhs[u.target]] is t
-                               and u.args[mm_rhs[u.target] - 1].meta["val"].shape[0] >= _DOT_LAYOUT_MIN_ROWS
-                               for u in users)
-            if not ok:
-                continue
-            if not any(c[0] == i for c in chosen):
-                last = [n for n in gm.graph.nodes if n.op == "placeholder"][-1]
+            if i not in copies:
                 with gm.graph.inserting_after(last):
-                    copy = gm.graph.placeholder(f"{ph.name}_in_out")
-                copy.meta["val"] = v.new_empty((v.shape[1], v.shape[0]))
-                chosen.append((i, copy))
-            copy = next(c for j, c in chosen if j == i)
-            t.replace_all_uses_with(copy)
+                    last = copies[i] = gm.graph.placeholder(f"{ph.name}_in_out")
+                last.meta["val"] = v.new_empty((v.shape[1], v.shape[0]))
+            t.replace_all_uses_with(copies[i])
             gm.graph.erase_node(t)
-    if chosen:
+    if copies:
         gm.graph.lint()
         gm.recompile()
-    return [i for i, _ in chosen]
+    return list(copies)
 
 
-def _static_inputs(n):
+def _static_inputs():
     """Positions of the graph inputs AOTAutograd knows as parameters or
     buffers (the same tensors at every call)."""
     try:
@@ -359,7 +359,7 @@ def _static_inputs(n):
 
 def _with_weight_copies(program, positions):
     def run(*args):
-        args = args[0] if len(args) == 1 and isinstance(args[0], list) else list(args)
+        args = _unbox(args)
         return program(args + [_in_out_copy(args[i]) for i in positions])
     run._boxed_call = True
     return run
@@ -372,7 +372,7 @@ def _graph_compiler(kind, fullgraph):
         if "tpu" not in devices:
             return _eager(gm)  # nothing on the device: PyTorch runs it as written
         if kind == "inference" and _dot_layout_applies():
-            positions = _weights_in_dot_layout(gm, example_inputs)
+            positions = _weights_in_dot_layout(gm)
             if positions:
                 return _with_weight_copies(compile_graph_as_is(gm, name), positions)
         return compile_graph_as_is(gm, name)

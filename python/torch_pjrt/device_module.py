@@ -182,7 +182,8 @@ def memory_stats(device=None) -> dict:
     """Counters named as torch.cuda.memory_stats where they mean the same.
     Buffers are freed when their last tensor dies (no caching allocator), so
     reserved equals allocated."""
-    cur, peak = memory_allocated(device), max_memory_allocated(device)
+    cur = memory_allocated(device)  # launches pending work first
+    peak = int(_C._max_memory_allocated())
     s = _plugin_memory(device)
     return {
         "allocated_bytes.all.current": cur,
