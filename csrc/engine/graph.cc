@@ -8,6 +8,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <set>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -393,24 +394,54 @@ std::string describe(const Plan& plan) {
 
 bool is_placeholder_node(const Node* n) { return n->buffers.size() == 1 && !n->buffers[0]; }
 
-// Whether the inputs a wider donation would consume, beyond those this call
-// may give up, are small enough to copy through the host instead of
-// compiling a program variant (a compile costs tens of milliseconds).
-bool kept_inputs_small(const Plan& plan, const std::vector<std::pair<int, int>>& aliases,
-                       const std::vector<std::pair<int, int>>& most) {
-  constexpr int64_t kMaxBytes = 1 << 20;
-  if (Runtime::get().client().device_count() != 1) return false;  // copies land on device 0
-  int64_t bytes = 0;
-  for (const auto& a : most)
-    if (std::find(aliases.begin(), aliases.end(), a) == aliases.end())
-      bytes += plan.params[a.first].node->buffers[plan.params[a.first].index]->on_device_bytes();
-  return bytes <= kMaxBytes;
-}
-
 pjrt::BufferPtr copy_through_host(const pjrt::Buffer& b) {
   std::vector<char> host(b.on_device_bytes());
   b.to_host(host.data(), host.size());
   return Runtime::get().client().from_host(host.data(), b.element_type(), b.dims());
+}
+
+// Which inputs can be donated depends on who still holds them, which varies
+// from run to run. Rather than compile a variant, a cached one serves the
+// call: the program that donates nothing (the inputs just stay alive), the
+// one that donates every input it can, or one donating a single input, run
+// on copies of the inputs this call must keep if they are small (a compile
+// costs tens of milliseconds). A second process then compiles nothing where
+// the first donated differently. On success aliases and key are the
+// variant's, and copies holds the buffers to pass for the kept inputs.
+pjrt::ExecutablePtr cached_variant(Runtime& rt, const Plan& plan, std::vector<std::pair<int, int>>& aliases,
+                                   std::string& key, std::map<int, pjrt::BufferPtr>& copies) {
+  const size_t n = plan.params.size();
+  std::vector<std::vector<std::pair<int, int>>> variants{{}};
+  variants.emplace_back();
+  pair_outputs(plan, std::vector<char>(n, 1), variants.back());
+  for (size_t i = 0; i < n; ++i) {
+    std::vector<char> only(n, 0);
+    only[i] = 1;
+    variants.emplace_back();
+    pair_outputs(plan, only, variants.back());
+  }
+  auto buffer = [&](int i) { return plan.params[i].node->buffers[plan.params[i].index]; };
+  std::vector<char> may_donate(n, 0);
+  for (const auto& a : aliases) may_donate[a.first] = 1;
+  constexpr int64_t kMaxCopyBytes = 1 << 20;
+  const bool can_copy = rt.client().device_count() == 1;  // copies land on device 0
+  std::set<std::vector<std::pair<int, int>>> tried{aliases};
+  for (auto& v : variants) {
+    if (!tried.insert(v).second) continue;
+    int64_t bytes = 0;
+    for (const auto& a : v)
+      if (!may_donate[a.first]) bytes += buffer(a.first)->on_device_bytes();
+    if (bytes > 0 && (!can_copy || bytes > kMaxCopyBytes)) continue;
+    std::string k = program_key(plan, v);
+    pjrt::ExecutablePtr exe = rt.cached(k);
+    if (!exe) continue;
+    for (const auto& a : v)
+      if (!may_donate[a.first]) copies[a.first] = copy_through_host(*buffer(a.first));
+    aliases = std::move(v);
+    key = std::move(k);
+    return exe;
+  }
+  return nullptr;
 }
 
 // Launches exe on args (one per param), marking the aliased ones consumed.
@@ -449,35 +480,11 @@ void materialize(const std::vector<Ref>& refs) {
                         "); such an op cannot be part of a compiled graph");
 
   Runtime& rt = Runtime::get();
-  pjrt::ExecutablePtr exe;
-  // Copies of inputs made so that a cached program donating them can run
-  // while the originals stay alive (see below).
+  // Copies of kept inputs, for a cached variant that donates them.
   std::map<int, pjrt::BufferPtr> copies;
-  if (g_donation && !(exe = rt.cached(key))) {
-    // Which inputs can be donated depends on who still holds them, which
-    // varies from run to run. Rather than compile a variant, a cached one
-    // serves this call: the program that donates nothing (the inputs just
-    // stay alive), or the one that donates every input it can, run on
-    // copies of the inputs this call must keep if they are small. A second
-    // process then compiles nothing where the first donated differently.
-    std::vector<std::pair<int, int>> most;
-    pair_outputs(plan, std::vector<char>(params.size(), 1), most);
-    std::string plain = program_key(plan, {});
-    if (!aliases.empty() && (exe = rt.cached(plain))) {
-      aliases.clear();
-      key = std::move(plain);
-    } else if (most != aliases && kept_inputs_small(plan, aliases, most)) {
-      std::string widest = program_key(plan, most);
-      if ((exe = rt.cached(widest))) {
-        for (const auto& a : most)
-          if (std::find(aliases.begin(), aliases.end(), a) == aliases.end())
-            copies[a.first] = copy_through_host(*params[a.first].node->buffers[params[a.first].index]);
-        aliases = std::move(most);
-        key = std::move(widest);
-      }
-    }
-  }
-  if (!exe) exe = rt.executable(key, [&]() { return program_text(plan, aliases); }, what);
+  pjrt::ExecutablePtr exe = rt.cached(key);
+  if (!exe && g_donation) exe = cached_variant(rt, plan, aliases, key, copies);
+  if (!exe) exe = rt.compile(key, [&]() { return program_text(plan, aliases); }, what);
   auto arg = [&](size_t i) -> pjrt::Buffer* {
     auto c = copies.find(static_cast<int>(i));
     return c != copies.end() ? c->second.get() : params[i].node->buffers[params[i].index].get();

@@ -151,6 +151,11 @@ pjrt::ExecutablePtr Runtime::cached(const std::string& key) {
 pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::function<std::string()>& build,
                                         const std::function<std::string()>& what) {
   if (pjrt::ExecutablePtr exe = cached(key)) return exe;
+  return compile(key, build, what);
+}
+
+pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function<std::string()>& build,
+                                     const std::function<std::string()>& what) {
   if (log_recompiles_) {
     std::lock_guard<std::mutex> g(mu_);
     log_recompile(key);

@@ -50,6 +50,9 @@ class Runtime {
   // Compiled program for a graph key; builds the module text only on a miss.
   pjrt::ExecutablePtr executable(const std::string& key, const std::function<std::string()>& build,
                                  const std::function<std::string()>& what);
+  // Compiles (and stores in both caches) a key that cached() did not find.
+  pjrt::ExecutablePtr compile(const std::string& key, const std::function<std::string()>& build,
+                              const std::function<std::string()>& what);
   CacheStats cache_stats();
   const std::string& cache_dir() const;
   void reset_cache_stats();

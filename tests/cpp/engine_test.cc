@@ -110,4 +110,25 @@ TEST(Engine, ACachedDonationVariantServesACallThatDonatesDifferently) {
   // Keeping first, then a call that could donate: the plain program serves.
   probe("donation_probe_b", true);
   EXPECT_EQ(probe("donation_probe_b", false), 0);
+
+  // Of two inputs, the first held elsewhere: the program donates the second
+  // alone. A later call keeping both runs that program on a copy.
+  auto pair_probe = [&](bool keep_second) {
+    engine::Ref a = engine::from_host(in.data(), type), b = engine::from_host(in.data(), type);
+    engine::Ref y = engine::record1("donation_probe_c", {a, b}, type,
+                                    [](shlo::Builder& bl, const std::vector<shlo::Value>& v) {
+                                      return std::vector<shlo::Value>{bl.add(v[0], v[1])};
+                                    });
+    engine::Ref kept = keep_second ? b : engine::Ref{};
+    b = engine::Ref{};
+    auto before = engine::Runtime::get().cache_stats();
+    engine::materialize({y});
+    auto after = engine::Runtime::get().cache_stats();
+    EXPECT_EQ(host(y, 3), (std::vector<float>{2, 4, 6}));
+    EXPECT_EQ(host(a, 3), in);
+    if (keep_second) EXPECT_EQ(host(kept, 3), in);
+    return after.misses - before.misses;
+  };
+  pair_probe(false);
+  EXPECT_EQ(pair_probe(true), 0);
 }
