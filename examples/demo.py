@@ -48,6 +48,16 @@ def main():
         opt_t.zero_grad()
         print(f"step {step}: loss cpu {loss_c.item():.6f}   tpu {loss_t.item():.6f}")
 
+    print("\n== one more tpu step under torch.profiler: the ops with the most device time")
+    from torch.profiler import ProfilerActivity, profile
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.PrivateUse1]) as prof:
+        loss_t = tpu_model(ids.to("tpu"), labels=ids.to("tpu")).loss
+        loss_t.backward()
+        opt_t.step()
+        opt_t.zero_grad()
+        loss_t.item()
+    print(prof.key_averages().table(sort_by="device_time_total", row_limit=6))
+
     stats = torch_pjrt.cache_stats()
     print(f"\ncompiled programs: {stats['misses']} ({stats['compile_seconds']:.1f}s), cache hits: {stats['hits']}")
     fb = torch_pjrt.fallback_stats()

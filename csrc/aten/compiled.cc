@@ -19,6 +19,7 @@
 #include "aten/tensor.h"
 #include "engine/mode.h"
 #include "engine/program.h"
+#include "engine/timeline.h"
 
 namespace py = pybind11;
 
@@ -547,8 +548,10 @@ class CompiledGraph {
               in[param] = engine::copy_buffer(in[param], e.prog->params[param].type());
           }
           outs = engine::run_program(*e.prog, in);
-          if (engine::mode() == engine::Mode::Debug)
+          if (engine::mode() == engine::Mode::Debug) {
+            engine::timeline::Scoped span(engine::timeline::Kind::Wait, "wait for the graph (debug mode)");
             for (const pjrt::BufferPtr& b : outs) b->await_ready("running a compiled graph");
+          }
         });
       }
     }

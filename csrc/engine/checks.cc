@@ -7,6 +7,7 @@
 
 #include "engine/mode.h"
 #include "engine/program.h"
+#include "engine/timeline.h"
 
 namespace engine {
 
@@ -49,6 +50,8 @@ void run_checks() {
   for (Check& c : checks) {
     try {
       std::vector<int64_t> v(shlo::numel(c.slot->value.type().shape));
+      timeline::Scoped span(timeline::Kind::DeviceToHost, "read a device check",
+                            static_cast<int64_t>(v.size() * sizeof(int64_t)));
       buffer(c.slot->value)->to_host(v.data(), v.size() * sizeof(int64_t));
       c.verify(v);
     } catch (...) {

@@ -10,6 +10,8 @@
 #include <thread>
 #include <vector>
 
+#include "engine/timeline.h"
+
 namespace engine {
 
 namespace {
@@ -29,7 +31,7 @@ class Executor {
       space_.wait(l, [&] { return queue_.size() <= kMaxQueued / 2; });
       --producers_waiting_;
     }
-    queue_.push_back(std::move(refs));
+    queue_.push_back(Work{std::move(refs), timeline::on() ? timeline::correlation() : 0});
     has_work_.store(true, std::memory_order_release);
     if (waiting_) work_.notify_one();
   }
@@ -38,6 +40,11 @@ class Executor {
     std::unique_lock<std::mutex> l(mu_);
     idle_.wait(l, [&] { return queue_.empty() && !busy_; });
     rethrow_locked();
+  }
+
+  void wait_idle() {
+    std::unique_lock<std::mutex> l(mu_);
+    idle_.wait(l, [&] { return queue_.empty() && !busy_; });
   }
 
   void raise_pending_error() {
@@ -75,6 +82,7 @@ class Executor {
   void loop() {
     for (;;) {
       std::vector<Ref> refs;
+      uint64_t correlation;
       bool skip;
       // Ops from a Python loop arrive a few microseconds apart: polling
       // briefly before sleeping spares the dispatching thread a futex wake
@@ -86,7 +94,8 @@ class Executor {
         waiting_ = true;
         work_.wait(l, [&] { return !queue_.empty(); });
         waiting_ = false;
-        refs = std::move(queue_.front());
+        refs = std::move(queue_.front().refs);
+        correlation = queue_.front().correlation;
         queue_.pop_front();
         has_work_.store(!queue_.empty(), std::memory_order_release);
         busy_ = true;
@@ -95,6 +104,7 @@ class Executor {
       }
       if (!skip) {
         try {
+          timeline::CorrelationScope op(correlation);
           materialize(refs);
         } catch (...) {
           std::lock_guard<std::mutex> l(mu_);
@@ -110,7 +120,11 @@ class Executor {
 
   std::mutex mu_;
   std::condition_variable work_, idle_, space_;
-  std::deque<std::vector<Ref>> queue_;
+  struct Work {
+    std::vector<Ref> refs;
+    uint64_t correlation;  // the host op that queued it, for the timeline
+  };
+  std::deque<Work> queue_;
   bool busy_ = false;
   bool waiting_ = false;  // the executor sleeps on work_
   int producers_waiting_ = 0;  // threads blocked on a full queue
@@ -130,6 +144,7 @@ Executor& executor() {
 void enqueue(std::vector<Ref> refs) { executor().enqueue(std::move(refs)); }
 void drain() { executor().drain(); }
 void raise_pending_error() { executor().raise_pending_error(); }
+void wait_idle() { executor().wait_idle(); }
 int64_t queued() { return executor().queued(); }
 
 }  // namespace engine

@@ -24,6 +24,8 @@ void enqueue(std::vector<Ref> refs);
 void drain();
 // Raises (and clears) a pending sticky error without waiting.
 void raise_pending_error();
+// Like drain(), but leaves a pending error for the next caller to raise.
+void wait_idle();
 // Launches (ops or clusters) queued and not yet done launching.
 int64_t queued();
 

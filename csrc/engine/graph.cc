@@ -13,9 +13,11 @@
 #include <unordered_set>
 
 #include "engine/checks.h"
+#include "engine/executor.h"
 #include "engine/mode.h"
 #include "engine/program.h"
 #include "engine/runtime.h"
+#include "engine/timeline.h"
 
 namespace engine {
 
@@ -50,6 +52,12 @@ Ref leaf(pjrt::BufferPtr buffer, shlo::Type type) {
 
 Ref from_host(const void* data, const shlo::Type& type) {
   auto& rt = Runtime::get();
+  int64_t bytes = 0;
+  if (timeline::on()) {
+    bytes = static_cast<int64_t>(pjrt::element_size(to_pjrt(type.dtype)));
+    for (int64_t d : type.shape) bytes *= d;
+  }
+  timeline::Scoped span(timeline::Kind::HostToDevice, "host to device", bytes);
   return leaf(rt.client().from_host(data, to_pjrt(type.dtype), type.shape), type);
 }
 
@@ -392,6 +400,24 @@ std::string describe(const Plan& plan) {
   return w + ")";
 }
 
+// A program's name on the device timeline: its ops, in order, by name
+// alone (no attributes), leaving out the bookkeeping of views, scalar
+// conversions and the flat layout of stored results.
+std::string summary(const Plan& plan) {
+  auto op_name = [](const std::string& key) { return key.substr(0, key.find_first_of("[:<(")); };
+  std::string w;
+  int ops = 0;
+  for (Node* n : plan.order) {
+    std::string name = op_name(n->key);
+    if (name.rfind("view", 0) == 0 || name == "convert_scalar" || name == "flatten") continue;
+    ++ops;
+    if (w.size() < 60) w += (w.empty() ? "" : "+") + name;
+  }
+  if (w.empty()) w = op_name(plan.order.back()->key);
+  if (w.size() > 60) w = w.substr(0, 60) + "...";
+  return ops > 1 ? w + " (" + std::to_string(ops) + " ops)" : w;
+}
+
 bool is_placeholder_node(const Node* n) { return n->buffers.size() == 1 && !n->buffers[0]; }
 
 pjrt::BufferPtr copy_through_host(const pjrt::Buffer& b) {
@@ -445,11 +471,14 @@ pjrt::ExecutablePtr cached_variant(Runtime& rt, const Plan& plan, std::vector<st
 }
 
 // Launches exe on args (one per param), marking the aliased ones consumed.
+// name: the program's name on the device timeline, asked only when it records.
 std::vector<pjrt::BufferPtr> launch(const pjrt::Executable& exe, const std::vector<PJRT_Buffer*>& args,
                                     const std::vector<pjrt::Buffer*>& donated,
-                                    const std::function<std::string()>& what) {
+                                    const std::function<std::string()>& what,
+                                    const std::function<std::string()>& name) {
   std::vector<pjrt::BufferPtr> outs;
   std::unique_ptr<pjrt::Event> done;
+  const int64_t launched = timeline::on() ? timeline::now_ns() : 0;
   for (pjrt::Buffer* b : donated) b->set_donated(true);
   try {
     outs = exe.execute(args, {}, false, &done);
@@ -458,6 +487,7 @@ std::vector<pjrt::BufferPtr> launch(const pjrt::Executable& exe, const std::vect
     throw pjrt::Error("running " + what() + " failed: " + e.what(), e.code());
   }
   g_donated.fetch_add(static_cast<int64_t>(donated.size()), std::memory_order_relaxed);
+  if (launched && done) timeline::executed(name(), what(), launched, *done);
   track_in_flight(std::move(done));
   return outs;
 }
@@ -494,7 +524,7 @@ void materialize(const std::vector<Ref>& refs) {
   for (size_t i = 0; i < params.size(); ++i) args.push_back(arg(i)->get());
   std::vector<pjrt::Buffer*> donated;
   for (const auto& a : aliases) donated.push_back(arg(a.first));
-  std::vector<pjrt::BufferPtr> outs = launch(*exe, args, donated, what);
+  std::vector<pjrt::BufferPtr> outs = launch(*exe, args, donated, what, [&] { return summary(plan); });
   size_t k = 0;
   for (int i : plan.targets) {
     Node* t = order[i];
@@ -540,6 +570,7 @@ std::shared_ptr<Program> compile_program(const std::vector<Ref>& targets, const 
       for (const Ref& d : donate) donatable[i] |= d.node == plan.params[i].node && d.index == plan.params[i].index;
     if (g_donation) pair_outputs(plan, donatable, aliases);
     prog->key = program_key(plan, aliases);
+    prog->name = "compiled graph: " + summary(plan);
   }
   prog->params = plan.params;
   prog->aliases = aliases;
@@ -565,7 +596,7 @@ std::vector<pjrt::BufferPtr> run_program(const Program& p, const std::vector<pjr
   for (const auto& a : p.aliases) donated.push_back(args[a.first].get());
   auto what = [&]() { return std::string("a compiled graph"); };
   std::lock_guard<std::mutex> lock(g_materialize_mu);
-  return launch(*p.exe, raw, donated, what);
+  return launch(*p.exe, raw, donated, what, [&] { return p.name; });
 }
 
 pjrt::BufferPtr copy_buffer(const pjrt::BufferPtr& b, const shlo::Type& type) {
@@ -588,6 +619,7 @@ void synchronize() {
     pending.swap(g_in_flight);
   }
   std::exception_ptr first;
+  timeline::Scoped span(timeline::Kind::Wait, "synchronize");
   for (auto& e : pending) {
     try {
       e->await("synchronizing the device");
@@ -596,6 +628,18 @@ void synchronize() {
     }
   }
   if (first) std::rethrow_exception(first);
+}
+
+void quiesce() {
+  wait_idle();
+  std::lock_guard<std::mutex> g(g_flight_mu);
+  for (auto& e : g_in_flight) {
+    try {
+      e->await("");
+    } catch (const pjrt::Error&) {
+      // Raised again by synchronize(): the event keeps its status.
+    }
+  }
 }
 
 pjrt::BufferPtr buffer(const Ref& ref) {
@@ -609,6 +653,7 @@ void to_host(const Ref& ref, void* dst, size_t nbytes) {
   if (nbytes == 0) return;
   pjrt::BufferPtr b = buffer(ref);
   run_checks();  // data computed from bad input is never shown
+  timeline::Scoped span(timeline::Kind::DeviceToHost, "device to host", static_cast<int64_t>(nbytes));
   b->to_host(dst, nbytes);
 }
 

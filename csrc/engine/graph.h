@@ -71,6 +71,10 @@ int64_t donated_buffers();
 
 // Waits for every launched program; raises the first error among them.
 void synchronize();
+// Waits for everything launched or queued so far to finish, raising
+// nothing: failures stay pending for the next synchronize() or read (the
+// profiler's end of trace, which must not swallow a user's error).
+void quiesce();
 // Materializes and copies to dense row-major host memory; waits.
 void to_host(const Ref& ref, void* dst, size_t nbytes);
 

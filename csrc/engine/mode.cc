@@ -2,6 +2,7 @@
 
 #include "engine/executor.h"
 #include "engine/program.h"
+#include "engine/timeline.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -126,7 +127,10 @@ void commit(const std::shared_ptr<Slot>& slot) {
     case Mode::Debug:
       drain();
       materialize({slot->value});
-      buffer(slot->value)->await_ready("running an op");
+      {
+        timeline::Scoped span(timeline::Kind::Wait, "wait for the op (debug mode)");
+        buffer(slot->value)->await_ready("running an op");
+      }
       return;
     case Mode::Strict:
       enqueue({slot->value});

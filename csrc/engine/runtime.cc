@@ -1,4 +1,5 @@
 #include "engine/runtime.h"
+#include "engine/timeline.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -136,6 +137,7 @@ pjrt::ExecutablePtr Runtime::cached(const std::string& key) {
   }
   if (auto bytes = disk_->load(key)) {
     try {
+      timeline::Scoped span(timeline::Kind::Load, "load a program from the disk cache");
       pjrt::ExecutablePtr exe = client_->deserialize(*bytes);
       std::lock_guard<std::mutex> g(mu_);
       ++stats_.disk_hits;
@@ -161,6 +163,7 @@ pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function
     log_recompile(key);
   }
   std::string text = build();
+  const int64_t begun = timeline::on() ? timeline::now_ns() : 0;
   auto t0 = std::chrono::steady_clock::now();
   pjrt::ExecutablePtr exe;
   try {
@@ -171,6 +174,8 @@ pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function
                       e.code());
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  if (begun && timeline::on())
+    timeline::record({timeline::Kind::Compile, "compile", what(), begun, timeline::now_ns(), 0, timeline::correlation(), 0});
   try {
     disk_->store(key, exe->serialize());
   } catch (const pjrt::Error&) {

@@ -115,6 +115,32 @@ bool Event::ready() const {
   return a.is_ready;
 }
 
+void Event::on_ready(std::function<void()> fn) const {
+  if (!ev_) return fn();
+  struct Pending {
+    const PJRT_Api* api;
+    std::function<void()> fn;
+  };
+  auto* held = new Pending{api_->raw(), std::move(fn)};
+  auto a = PJRT_ARGS(PJRT_Event_OnReady_Args);
+  a.event = ev_;
+  a.user_arg = held;
+  a.callback = [](PJRT_Error* err, void* arg) {
+    std::unique_ptr<Pending> p(static_cast<Pending*>(arg));
+    p->fn();
+    if (err) {  // ours to free; await() is where a failure is reported
+      auto d = PJRT_ARGS(PJRT_Error_Destroy_Args);
+      d.error = err;
+      p->api->PJRT_Error_Destroy(&d);
+    }
+  };
+  PJRT_Error* err = api_->raw()->PJRT_Event_OnReady(&a);
+  if (err) {
+    delete held;
+    api_->check(err, "PJRT_Event_OnReady");
+  }
+}
+
 // ---------------------------------------------------------------- Buffer
 
 namespace {

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <stdexcept>
@@ -37,6 +38,9 @@ class Event {
   // Blocks until done; throws the plugin's error if the work failed.
   void await(const std::string& context) const;
   bool ready() const;
+  // Calls fn on a plugin thread once the work is done (failed or not: a
+  // failure is reported by await()); at once if it already is.
+  void on_ready(std::function<void()> fn) const;
 
  private:
   const Api* api_;

@@ -1,16 +1,26 @@
-"""Hugging Face accelerate, behind transformers' Trainer and Accelerator,
-chooses its default device from a fixed list of backends that a PrivateUse1
-device cannot join, and it has no hook for one: its only other way in,
-ACCELERATE_TORCH_DEVICE, would also override `cpu=True`. So this is the one
-place torch_pjrt changes another package: when accelerate.state is loaded,
-PartialState.default_device answers `tpu` while the device is available, in
-the order transformers' TrainingArguments already uses (tpu before CUDA).
-Everything else stays accelerate's: cpu=True / use_cpu=True,
-ACCELERATE_TORCH_DEVICE and distributed launches decide as before."""
+"""Hugging Face accelerate, behind transformers' Trainer, Accelerator and
+`device_map="auto"`, knows a fixed list of device backends that a
+PrivateUse1 device cannot join, and it has no hook for one: its only other
+way in, ACCELERATE_TORCH_DEVICE, would also override `cpu=True`. So this is
+the one place torch_pjrt changes another package, in two functions, when
+accelerate loads them:
+
+- PartialState.default_device answers `tpu` while the device is available,
+  in the order transformers' TrainingArguments already uses (tpu before
+  CUDA). cpu=True / use_cpu=True, ACCELERATE_TORCH_DEVICE and distributed
+  launches decide as before.
+- get_max_memory, which device_map="auto" plans with, lists each tpu
+  device's free memory under its index (as it lists CUDA's) when tpu is the
+  current accelerator, so models land on the device and only what does not
+  fit goes to the CPU. A device that shares the host's memory (XLA:CPU)
+  gets no separate CPU budget, as accelerate does for integrated GPUs.
+Everything else stays accelerate's."""
+import functools
+
 from ._on_import import when_imported
 
 
-def _patch(state):
+def _patch_state(state):
     cls = getattr(state, "PartialState", None)
     original = getattr(cls, "default_device", None) if cls is not None else None
     if not isinstance(original, property):
@@ -26,5 +36,58 @@ def _patch(state):
     cls.default_device = property(default_device)
 
 
+def _tpu_is_the_accelerator():
+    import torch
+    acc = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else None
+    return acc is not None and acc.type == "tpu"
+
+
+def _with_tpu_memory(original, convert_size, logger):
+    @functools.wraps(original)
+    def get_max_memory(max_memory=None):
+        if not _tpu_is_the_accelerator():
+            return original(max_memory)
+        import torch
+        n = torch.tpu.device_count()
+        if max_memory is None:
+            found = {}
+            integrated = False
+            for i in range(n):
+                found[i] = torch.tpu.mem_get_info(i)[0]
+                integrated |= torch.tpu.get_device_properties(i).is_integrated
+            others = {k: v for k, v in original(None).items() if not isinstance(k, int)}
+            if integrated:
+                others.pop("cpu", None)
+            return {**found, **others}
+        given = {k: convert_size(v) if isinstance(v, str) else v for k, v in max_memory.items()}
+        for k in given:
+            if isinstance(k, int) and not 0 <= k < n:
+                logger.warning(f"Device {k} is not available, available devices are {list(range(n))}")
+            elif not isinstance(k, int) and k not in ("mps", "cpu", "disk"):
+                raise ValueError(f"Device {k} is not recognized, available devices are integers(for GPU/XPU), "
+                                 "'mps', 'cpu' and 'disk'")
+        order = sorted(k for k in given if isinstance(k, int)) + [k for k in ("mps", "cpu", "disk") if k in given]
+        return {k: given[k] for k in order}
+
+    get_max_memory._torch_pjrt = True
+    return get_max_memory
+
+
+def _patch_modeling(modeling):
+    import sys
+    original = getattr(modeling, "get_max_memory", None)
+    if original is None or getattr(original, "_torch_pjrt", False):
+        return
+    patched = _with_tpu_memory(original, modeling.convert_file_size_to_int, modeling.logger)
+    modeling.get_max_memory = patched
+    # Modules that imported the name before this ran hold the original.
+    for name, attr in (("accelerate.utils", "get_max_memory"),
+                       ("transformers.integrations.accelerate", "accelerate_max_memory")):
+        mod = sys.modules.get(name)
+        if mod is not None and getattr(mod, attr, None) is original:
+            setattr(mod, attr, patched)
+
+
 def install():
-    when_imported("accelerate.state", _patch)
+    when_imported("accelerate.state", _patch_state)
+    when_imported("accelerate.utils.modeling", _patch_modeling)

@@ -6,6 +6,7 @@
 
 #include "engine/graph.h"
 #include "engine/runtime.h"
+#include "engine/timeline.h"
 #include "test_env.h"
 
 namespace {
@@ -131,4 +132,66 @@ TEST(Engine, ACachedDonationVariantServesACallThatDonatesDifferently) {
   };
   pair_probe(false);
   EXPECT_EQ(pair_probe(true), 0);
+}
+
+TEST(Engine, TimelineRecordsProgramsAndTransfersOnlyWhileOn) {
+  configure_once();
+  const shlo::Type type{shlo::DType::F32, {5}};
+  std::vector<float> in{1, 2, 3, 4, 5};
+  auto run = [&](const char* key) {
+    engine::Ref x = engine::from_host(in.data(), type);
+    engine::Ref y = engine::record1(key, {x}, type, [](shlo::Builder& b, const std::vector<shlo::Value>& v) {
+      return std::vector<shlo::Value>{b.mul(v[0], v[0])};
+    });
+    engine::materialize({y});
+    return host(y, 5);
+  };
+  run("timeline_probe_off");
+  engine::synchronize();
+  engine::timeline::start();
+  EXPECT_TRUE(engine::timeline::stop().empty());  // nothing ran while on
+
+  engine::timeline::start();
+  const int64_t t0 = engine::timeline::now_ns();
+  {
+    engine::timeline::CorrelationScope op(42);
+    EXPECT_EQ(run("timeline_probe_on"), (std::vector<float>{1, 4, 9, 16, 25}));
+  }
+  engine::quiesce();
+  const int64_t t1 = engine::timeline::now_ns();
+  auto spans = engine::timeline::stop();
+  int executes = 0, uploads = 0, downloads = 0, builds = 0;
+  for (const auto& s : spans) {
+    EXPECT_LE(t0, s.start_ns);
+    EXPECT_LE(s.start_ns, s.end_ns);
+    EXPECT_LE(s.end_ns, t1);
+    EXPECT_EQ(s.correlation, 42u);
+    switch (s.kind) {
+      case engine::timeline::Kind::Execute:
+        ++executes;
+        EXPECT_NE(s.name.find("timeline_probe_on"), std::string::npos) << s.name;
+        break;
+      case engine::timeline::Kind::HostToDevice:
+        ++uploads;
+        EXPECT_EQ(s.bytes, 20);
+        break;
+      case engine::timeline::Kind::DeviceToHost:
+        ++downloads;
+        EXPECT_EQ(s.bytes, 20);
+        break;
+      case engine::timeline::Kind::Compile:
+      case engine::timeline::Kind::Load:
+        ++builds;
+        break;
+      default:
+        break;
+    }
+  }
+  EXPECT_EQ(executes, 1);
+  EXPECT_EQ(uploads, 1);
+  EXPECT_EQ(downloads, 1);
+  EXPECT_EQ(builds, 1);
+  run("timeline_probe_after");  // off again: records nothing
+  engine::timeline::start();
+  EXPECT_TRUE(engine::timeline::stop().empty());
 }
