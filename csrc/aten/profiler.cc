@@ -10,7 +10,9 @@
 //   - "privateuse1_runtime" spans for compiles, loads from the disk cache and
 //     host waits for the device.
 // Registered when the module loads; it records only while a trace that asks
-// for device activities runs.
+// for device activities runs. A torch built without kineto has no device
+// activities to offer, and this file compiles to nothing.
+#if __has_include(<kineto/libkineto.h>)
 #include <kineto/GenericTraceActivity.h>
 #include <kineto/IActivityProfiler.h>
 #include <kineto/libkineto.h>
@@ -199,3 +201,5 @@ const bool registered = [] {
 }();
 
 }  // namespace
+
+#endif  // kineto
