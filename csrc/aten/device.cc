@@ -3,11 +3,14 @@
 #include <ATen/core/GeneratorForPrivateuseone.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <c10/core/Allocator.h>
+
+#include <atomic>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include "aten/device.h"
 #include "aten/errors.h"
 #include "aten/tensor.h"
+#include "engine/event.h"
 #include "engine/mode.h"
 #include "engine/runtime.h"
 #include "ops/view.h"
@@ -17,6 +20,24 @@ namespace tpu {
 namespace {
 
 thread_local c10::DeviceIndex t_current = 0;
+
+// Streams: each thread's current stream per device (0, the default, until
+// set), and ids for new ones. See engine/event.h for what a stream orders.
+constexpr int kMaxDevices = 64;
+thread_local c10::StreamId t_stream[kMaxDevices] = {};
+std::atomic<c10::StreamId> g_next_stream{1};
+
+c10::StreamId& current_stream_id(c10::DeviceIndex i) {
+  TORCH_CHECK(i >= 0 && i < kMaxDevices, "invalid tpu device index ", static_cast<int>(i));
+  return t_stream[i];
+}
+
+// A stream asked for "the current device" names it.
+c10::Device resolved(c10::Device d) {
+  return d.index() < 0 ? c10::Device(c10::DeviceType::PrivateUse1, t_current) : d;
+}
+
+engine::DeviceEvent* as_event(void* e) { return static_cast<engine::DeviceEvent*>(e); }
 
 // Allocation makes only the handle: device memory appears when a value is
 // first stored. The pointer is the handle's address, an identity that is
@@ -51,10 +72,37 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   }
   void uncheckedSetDevice(c10::Device d) const noexcept override { t_current = d.index(); }
   c10::Stream getStream(c10::Device d) const override {
-    return c10::Stream(c10::Stream::DEFAULT, d);
+    d = resolved(d);
+    return c10::Stream(c10::Stream::UNSAFE, d, current_stream_id(d.index()));
   }
+  c10::Stream getDefaultStream(c10::Device d) const override {
+    return c10::Stream(c10::Stream::DEFAULT, resolved(d));
+  }
+  c10::Stream getNewStream(c10::Device d, int) const override {
+    return c10::Stream(c10::Stream::UNSAFE, resolved(d), g_next_stream.fetch_add(1));
+  }
+  c10::Stream getStreamFromGlobalPool(c10::Device d, bool) const override { return getNewStream(d, 0); }
   c10::Stream exchangeStream(c10::Stream s) const override {
-    return c10::Stream(c10::Stream::DEFAULT, s.device());
+    const c10::Device d = resolved(s.device());
+    c10::StreamId& cur = current_stream_id(d.index());
+    c10::Stream old(c10::Stream::UNSAFE, d, cur);
+    cur = s.id();
+    return old;
+  }
+  void record(void** event, const c10::Stream&, const c10::DeviceIndex, const c10::EventFlag flag) const override {
+    if (!*event) *event = new engine::DeviceEvent(flag == c10::EventFlag::BACKEND_DEFAULT);
+    guarded("recording an event", [&] { as_event(*event)->record(); });
+  }
+  // Work on every stream runs in launch order: nothing to wait for.
+  void block(void*, const c10::Stream&) const override {}
+  bool queryEvent(void* event) const override { return !event || as_event(event)->query(); }
+  void synchronizeEvent(void* event) const override {
+    if (event) guarded("waiting for an event", [&] { as_event(event)->synchronize(); });
+  }
+  void destroyEvent(void* event, const c10::DeviceIndex) const noexcept override { delete as_event(event); }
+  double elapsedTime(void* start, void* end, const c10::DeviceIndex) const override {
+    TORCH_CHECK(start && end, "Both events must be recorded before calculating elapsed time.");
+    return guarded("timing events", [&] { return engine::DeviceEvent::elapsed_ms(*as_event(start), *as_event(end)); });
   }
   c10::DeviceIndex deviceCount() const noexcept override {
     try {
@@ -65,7 +113,7 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   }
   void synchronizeDevice(const c10::DeviceIndex) const override { synchronize(); }
   void synchronizeStream(const c10::Stream&) const override { synchronize(); }
-  bool queryStream(const c10::Stream&) const override { return true; }
+  bool queryStream(const c10::Stream&) const override { return !engine::device_busy(); }
 };
 
 C10_REGISTER_GUARD_IMPL(PrivateUse1, GuardImpl);

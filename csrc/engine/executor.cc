@@ -18,7 +18,7 @@ namespace {
 
 class Executor {
  public:
-  void enqueue(std::vector<Ref> refs) {
+  void enqueue(std::vector<Ref> refs, std::function<void()> marker = nullptr) {
     std::unique_lock<std::mutex> l(mu_);
     rethrow_locked();
     start_locked();
@@ -31,7 +31,7 @@ class Executor {
       space_.wait(l, [&] { return queue_.size() <= kMaxQueued / 2; });
       --producers_waiting_;
     }
-    queue_.push_back(Work{std::move(refs), timeline::on() ? timeline::correlation() : 0});
+    queue_.push_back(Work{std::move(refs), std::move(marker), timeline::on() ? timeline::correlation() : 0});
     has_work_.store(true, std::memory_order_release);
     if (waiting_) work_.notify_one();
   }
@@ -82,6 +82,7 @@ class Executor {
   void loop() {
     for (;;) {
       std::vector<Ref> refs;
+      std::function<void()> marker;
       uint64_t correlation;
       bool skip;
       // Ops from a Python loop arrive a few microseconds apart: polling
@@ -95,14 +96,17 @@ class Executor {
         work_.wait(l, [&] { return !queue_.empty(); });
         waiting_ = false;
         refs = std::move(queue_.front().refs);
+        marker = std::move(queue_.front().marker);
         correlation = queue_.front().correlation;
         queue_.pop_front();
         has_work_.store(!queue_.empty(), std::memory_order_release);
-        busy_ = true;
+        busy_ = !marker;  // a marker is no work of the device's
         skip = static_cast<bool>(error_);
         if (producers_waiting_ && queue_.size() <= kMaxQueued / 2) space_.notify_all();
       }
-      if (!skip) {
+      if (marker) {
+        marker();  // runs even after a failure: waiting on an event must end
+      } else if (!skip) {
         try {
           timeline::CorrelationScope op(correlation);
           materialize(refs);
@@ -122,6 +126,7 @@ class Executor {
   std::condition_variable work_, idle_, space_;
   struct Work {
     std::vector<Ref> refs;
+    std::function<void()> marker;  // set instead of refs for a marker
     uint64_t correlation;  // the host op that queued it, for the timeline
   };
   std::deque<Work> queue_;
@@ -145,6 +150,7 @@ void enqueue(std::vector<Ref> refs) { executor().enqueue(std::move(refs)); }
 void drain() { executor().drain(); }
 void raise_pending_error() { executor().raise_pending_error(); }
 void wait_idle() { executor().wait_idle(); }
+void enqueue_marker(std::function<void()> fn) { executor().enqueue({}, std::move(fn)); }
 int64_t queued() { return executor().queued(); }
 
 }  // namespace engine

@@ -10,6 +10,7 @@
 // values stay deferred and are computed (or fail again) when read.
 #pragma once
 
+#include <functional>
 #include <vector>
 
 #include "engine/graph.h"
@@ -24,6 +25,9 @@ void enqueue(std::vector<Ref> refs);
 void drain();
 // Raises (and clears) a pending sticky error without waiting.
 void raise_pending_error();
+// Runs fn on the executor thread once everything queued before it has been
+// launched: a point in the launch order (device events).
+void enqueue_marker(std::function<void()> fn);
 // Like drain(), but leaves a pending error for the next caller to raise.
 void wait_idle();
 // Launches (ops or clusters) queued and not yet done launching.

@@ -126,12 +126,13 @@ std::mutex g_materialize_mu;
 // Completion events of launched programs not yet known to be done, for
 // synchronize(): a program runs even when its outputs died before it did.
 std::mutex g_flight_mu;
-std::vector<std::unique_ptr<pjrt::Event>> g_in_flight;
+// Shared: a device event recorded now holds the ones before it.
+std::vector<std::shared_ptr<pjrt::Event>> g_in_flight;
 
 void track_in_flight(std::unique_ptr<pjrt::Event> done) {
   std::lock_guard<std::mutex> g(g_flight_mu);
   if (g_in_flight.size() >= 256) {
-    std::vector<std::unique_ptr<pjrt::Event>> keep;
+    std::vector<std::shared_ptr<pjrt::Event>> keep;
     for (auto& e : g_in_flight)
       if (!e->ready()) keep.push_back(std::move(e));
     g_in_flight.swap(keep);
@@ -613,7 +614,7 @@ int64_t donated_buffers() { return g_donated.load(std::memory_order_relaxed); }
 void synchronize() {
   flush();
   run_checks();
-  std::vector<std::unique_ptr<pjrt::Event>> pending;
+  std::vector<std::shared_ptr<pjrt::Event>> pending;
   {
     std::lock_guard<std::mutex> g(g_flight_mu);
     pending.swap(g_in_flight);
@@ -628,6 +629,11 @@ void synchronize() {
     }
   }
   if (first) std::rethrow_exception(first);
+}
+
+std::vector<std::shared_ptr<pjrt::Event>> in_flight() {
+  std::lock_guard<std::mutex> g(g_flight_mu);
+  return g_in_flight;
 }
 
 void quiesce() {

@@ -75,6 +75,8 @@ void synchronize();
 // nothing: failures stay pending for the next synchronize() or read (the
 // profiler's end of trace, which must not swallow a user's error).
 void quiesce();
+// Completion events of the programs launched so far and maybe not done.
+std::vector<std::shared_ptr<pjrt::Event>> in_flight();
 // Materializes and copies to dense row-major host memory; waits.
 void to_host(const Ref& ref, void* dst, size_t nbytes);
 

@@ -7,6 +7,7 @@ import torch
 
 from . import _C
 from . import amp  # noqa: F401  (torch.tpu.amp, like torch.cuda.amp)
+from .streams import Event, Stream, current_stream, default_stream, set_stream, stream  # noqa: F401
 
 sys.modules.setdefault("torch.tpu.amp", amp)
 
@@ -261,15 +262,6 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 
 def _is_in_bad_fork() -> bool:
     return False
-
-
-@contextlib.contextmanager
-def stream(s=None):
-    yield
-
-
-def current_stream(device=None):
-    return None
 
 
 _NO_INDUCTOR = ("torch.compile's default backend (inductor) cannot generate code for the tpu device; "
