@@ -8,6 +8,7 @@
 
 #include "aten/compiled.h"
 #include "aten/device.h"
+#include "aten/distributed.h"
 #include "aten/errors.h"
 #include "aten/fallback.h"
 #include "aten/tensor.h"
@@ -48,6 +49,7 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_runtime_info", &runtime_info);
   m.def("_initialized", &engine::Runtime::initialized);
+  m.def("_init_distributed", [](py::module_ self) { tpu::init_distributed(self); });
   m.def("_cache_stats", [] {
     if (!engine::Runtime::initialized()) return py::dict(py::arg("hits") = 0, py::arg("disk_hits") = 0, py::arg("misses") = 0,
                                                         py::arg("compile_seconds") = 0.0, py::arg("entries") = 0,

@@ -1,0 +1,310 @@
+// The c10d backend "tpu_dist": torch.distributed's collectives on tpu
+// tensors, so DDP, FSDP2, DTensor, functional collectives and transformers'
+// tensor parallelism run unchanged (they find a backend by device type).
+//
+// This is its host transport, for peers the PJRT client cannot reach
+// itself (XLA:CPU across processes): each collective copies its tpu tensors
+// to the host, runs there on a gloo backend built on the same store, and
+// copies the results back. Gloo lacks AVG, so an average is a sum divided
+// by the group size on the host. The call returns once the results are in
+// the tpu tensors, so the Work it hands back is already complete (its
+// future too); a peer that dies makes gloo fail the call with its error
+// within the group's timeout.
+#include <pybind11/chrono.h>
+#include <pybind11/pybind11.h>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
+#include <torch/csrc/utils/pybind.h>
+
+#include <atomic>
+
+#include "aten/distributed.h"
+#include "aten/errors.h"
+#include "engine/graph.h"
+
+namespace tpu {
+
+namespace {
+
+namespace py = pybind11;
+using c10d::OpType;
+using c10d::ReduceOp;
+using c10d::Work;
+
+std::atomic<int64_t> g_host_collectives{0};
+std::atomic<int64_t> g_host_bytes{0};
+
+// A finished collective: its outputs are in place on the device.
+class DoneWork : public Work {
+ public:
+  DoneWork(OpType op, std::vector<at::Tensor> outputs, c10::Device device)
+      : Work(-1, op), outputs_(std::move(outputs)) {
+    future_ = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
+                                                       std::vector<c10::Device>{device});
+    future_->markCompleted(c10::IValue(outputs_));
+    finish();
+  }
+  bool isCompleted() override { return true; }
+  bool isSuccess() const override { return true; }
+  bool wait(std::chrono::milliseconds) override { return true; }
+  std::vector<at::Tensor> result() override { return outputs_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+
+ private:
+  std::vector<at::Tensor> outputs_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+// Host copies of one collective's tensors, and which go back.
+class Staging {
+ public:
+  // A tensor the collective reads (and, if `written`, overwrites).
+  at::Tensor in(const at::Tensor& t, bool written = false) {
+    at::Tensor h = t.to(at::kCPU).contiguous();
+    g_host_bytes.fetch_add(static_cast<int64_t>(h.nbytes()), std::memory_order_relaxed);
+    if (written) pairs_.push_back({t, h});
+    return h;
+  }
+  // A tensor the collective only writes.
+  at::Tensor out(const at::Tensor& t) {
+    at::Tensor h = at::empty(t.sizes(), t.options().device(at::kCPU));
+    pairs_.push_back({t, h});
+    return h;
+  }
+  std::vector<at::Tensor> in(const std::vector<at::Tensor>& ts, bool written = false) {
+    std::vector<at::Tensor> h;
+    for (const auto& t : ts) h.push_back(in(t, written));
+    return h;
+  }
+  std::vector<at::Tensor> out(const std::vector<at::Tensor>& ts) {
+    std::vector<at::Tensor> h;
+    for (const auto& t : ts) h.push_back(out(t));
+    return h;
+  }
+  // Divides every host result by n (AVG as SUM / n).
+  void average(int n) {
+    for (auto& [d, h] : pairs_) {
+      TORCH_CHECK(at::isFloatingType(h.scalar_type()) || at::isComplexType(h.scalar_type()),
+                  "ReduceOp.AVG needs floating point tensors, got ", h.scalar_type());
+      h.div_(n);
+    }
+  }
+  void copy_back() {
+    for (auto& [d, h] : pairs_) {
+      g_host_bytes.fetch_add(static_cast<int64_t>(h.nbytes()), std::memory_order_relaxed);
+      d.copy_(h);
+    }
+  }
+  std::vector<at::Tensor> results() const {
+    std::vector<at::Tensor> r;
+    for (const auto& [d, h] : pairs_) r.push_back(d);
+    return r;
+  }
+
+ private:
+  std::vector<std::pair<at::Tensor, at::Tensor>> pairs_;
+};
+
+class TpuDistBackend : public c10d::Backend {
+ public:
+  TpuDistBackend(c10::intrusive_ptr<c10d::Backend> host, int rank, int size, c10::DeviceIndex device)
+      : Backend(rank, size), host_(std::move(host)), device_(c10::DeviceType::PrivateUse1, device) {}
+
+  const std::string getBackendName() const override { return "tpu_dist"; }
+
+  c10::intrusive_ptr<Work> broadcast(std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) override {
+    return run(OpType::BROADCAST, [&](Staging& s) {
+      auto h = s.in(tensors, true);
+      return host_->broadcast(h, opts);
+    });
+  }
+
+  c10::intrusive_ptr<Work> allreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) override {
+    return run(OpType::ALLREDUCE, [&](Staging& s) {
+      auto h = s.in(tensors, true);
+      return host_->allreduce(h, sum_for_avg(opts));
+    }, averaging(opts.reduceOp));
+  }
+
+  c10::intrusive_ptr<Work> allreduce_coalesced(std::vector<at::Tensor>& tensors,
+                                               const c10d::AllreduceCoalescedOptions& opts) override {
+    return run(OpType::ALLREDUCE_COALESCED, [&](Staging& s) {
+      auto h = s.in(tensors, true);
+      c10d::AllreduceCoalescedOptions o = opts;
+      if (averaging(opts.reduceOp)) o.reduceOp = ReduceOp::SUM;
+      return host_->allreduce_coalesced(h, o);
+    }, averaging(opts.reduceOp));
+  }
+
+  c10::intrusive_ptr<Work> reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) override {
+    return run(OpType::REDUCE, [&](Staging& s) {
+      auto h = s.in(tensors, true);
+      c10d::ReduceOptions o = opts;
+      if (averaging(opts.reduceOp)) o.reduceOp = ReduceOp::SUM;
+      return host_->reduce(h, o);
+    }, averaging(opts.reduceOp));
+  }
+
+  c10::intrusive_ptr<Work> allgather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                                     const c10d::AllgatherOptions& opts) override {
+    return run(OpType::ALLGATHER, [&](Staging& s) {
+      std::vector<std::vector<at::Tensor>> ho;
+      for (auto& o : outputs) ho.push_back(s.out(o));
+      auto hi = s.in(inputs);
+      return host_->allgather(ho, hi, opts);
+    });
+  }
+
+  c10::intrusive_ptr<Work> _allgather_base(at::Tensor& output, at::Tensor& input,
+                                           const c10d::AllgatherOptions& opts) override {
+    return run(OpType::_ALLGATHER_BASE, [&](Staging& s) {
+      at::Tensor ho = s.out(output), hi = s.in(input);
+      return host_->_allgather_base(ho, hi, opts);
+    });
+  }
+
+  c10::intrusive_ptr<Work> allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                           std::vector<at::Tensor>& inputs,
+                                                           const c10d::AllgatherOptions& opts) override {
+    return run(OpType::COALESCED, [&](Staging& s) {
+      auto ho = s.out(outputs);
+      auto hi = s.in(inputs);
+      return host_->allgather_into_tensor_coalesced(ho, hi, opts);
+    });
+  }
+
+  c10::intrusive_ptr<Work> gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
+                                  const c10d::GatherOptions& opts) override {
+    return run(OpType::GATHER, [&](Staging& s) {
+      std::vector<std::vector<at::Tensor>> ho;
+      for (auto& o : outputs) ho.push_back(s.out(o));
+      auto hi = s.in(inputs);
+      return host_->gather(ho, hi, opts);
+    });
+  }
+
+  c10::intrusive_ptr<Work> scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
+                                   const c10d::ScatterOptions& opts) override {
+    return run(OpType::SCATTER, [&](Staging& s) {
+      auto ho = s.out(outputs);
+      std::vector<std::vector<at::Tensor>> hi;
+      for (auto& i : inputs) hi.push_back(s.in(i));
+      return host_->scatter(ho, hi, opts);
+    });
+  }
+
+  c10::intrusive_ptr<Work> reduce_scatter(std::vector<at::Tensor>& outputs,
+                                          std::vector<std::vector<at::Tensor>>& inputs,
+                                          const c10d::ReduceScatterOptions& opts) override {
+    return run(OpType::REDUCE_SCATTER, [&](Staging& s) {
+      auto ho = s.out(outputs);
+      std::vector<std::vector<at::Tensor>> hi;
+      for (auto& i : inputs) hi.push_back(s.in(i));
+      return host_->reduce_scatter(ho, hi, sum_for_avg(opts));
+    }, averaging(opts.reduceOp));
+  }
+
+  c10::intrusive_ptr<Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
+                                                const c10d::ReduceScatterOptions& opts) override {
+    return run(OpType::_REDUCE_SCATTER_BASE, [&](Staging& s) {
+      at::Tensor ho = s.out(output), hi = s.in(input);
+      return host_->_reduce_scatter_base(ho, hi, sum_for_avg(opts));
+    }, averaging(opts.reduceOp));
+  }
+
+  c10::intrusive_ptr<Work> reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
+                                                           std::vector<at::Tensor>& inputs,
+                                                           const c10d::ReduceScatterOptions& opts) override {
+    return run(OpType::REDUCE_SCATTER_TENSOR_COALESCED, [&](Staging& s) {
+      auto ho = s.out(outputs);
+      auto hi = s.in(inputs);
+      return host_->reduce_scatter_tensor_coalesced(ho, hi, sum_for_avg(opts));
+    }, averaging(opts.reduceOp));
+  }
+
+  c10::intrusive_ptr<Work> alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
+                                         std::vector<int64_t>& input_splits,
+                                         const c10d::AllToAllOptions& opts) override {
+    return run(OpType::ALLTOALL_BASE, [&](Staging& s) {
+      at::Tensor ho = s.out(output), hi = s.in(input);
+      return host_->alltoall_base(ho, hi, output_splits, input_splits, opts);
+    });
+  }
+
+  c10::intrusive_ptr<Work> alltoall(std::vector<at::Tensor>& outputs, std::vector<at::Tensor>& inputs,
+                                    const c10d::AllToAllOptions& opts) override {
+    return run(OpType::ALLTOALL, [&](Staging& s) {
+      auto ho = s.out(outputs);
+      auto hi = s.in(inputs);
+      return host_->alltoall(ho, hi, opts);
+    });
+  }
+
+  c10::intrusive_ptr<Work> send(std::vector<at::Tensor>& tensors, int dst, int tag) override {
+    return run(OpType::SEND, [&](Staging& s) {
+      auto h = s.in(tensors);
+      return host_->send(h, dst, tag);
+    });
+  }
+
+  c10::intrusive_ptr<Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override {
+    return run(OpType::RECV, [&](Staging& s) {
+      auto h = s.out(tensors);
+      return host_->recv(h, src, tag);
+    });
+  }
+
+  c10::intrusive_ptr<Work> barrier(const c10d::BarrierOptions& opts) override {
+    // Everything issued before the barrier is done before it, as on CUDA.
+    guarded("synchronizing before a barrier", [] { engine::synchronize(); });
+    c10d::BarrierOptions o = opts;
+    o.device_ids.clear();  // the host group's devices are the CPU's
+    auto w = host_->barrier(o);
+    w->wait();
+    g_host_collectives.fetch_add(1, std::memory_order_relaxed);
+    return c10::make_intrusive<DoneWork>(OpType::BARRIER, std::vector<at::Tensor>{}, device_);
+  }
+
+ private:
+  static bool averaging(const ReduceOp& op) { return op == ReduceOp::AVG; }
+  template <typename Opts>
+  static Opts sum_for_avg(const Opts& opts) {
+    Opts o = opts;
+    if (averaging(opts.reduceOp)) o.reduceOp = ReduceOp::SUM;
+    return o;
+  }
+
+  template <typename Call>
+  c10::intrusive_ptr<Work> run(OpType op, Call&& call, bool average = false) {
+    Staging s;
+    c10::intrusive_ptr<Work> w = call(s);
+    w->wait();
+    if (average) s.average(getSize());
+    s.copy_back();
+    g_host_collectives.fetch_add(1, std::memory_order_relaxed);
+    return c10::make_intrusive<DoneWork>(op, s.results(), device_);
+  }
+
+  c10::intrusive_ptr<c10d::Backend> host_;
+  c10::Device device_;  // the one this process's ranks use
+};
+
+}  // namespace
+
+void init_distributed(py::module_& m) {
+  py::module_::import("torch.distributed");
+  py::class_<TpuDistBackend, c10d::Backend, c10::intrusive_ptr<TpuDistBackend>>(m, "TpuDistBackend")
+      .def(py::init([](const c10::intrusive_ptr<c10d::Backend>& host, int rank, int size, int device) {
+             return c10::make_intrusive<TpuDistBackend>(host, rank, size, static_cast<c10::DeviceIndex>(device));
+           }),
+           py::arg("host"), py::arg("rank"), py::arg("size"), py::arg("device"));
+  m.def("_dist_stats", [] {
+    py::dict d;
+    d["host_collectives"] = g_host_collectives.load();
+    d["host_bytes"] = g_host_bytes.load();
+    d["device_collectives"] = 0;
+    return d;
+  });
+}
+
+}  // namespace tpu

@@ -1,0 +1,38 @@
+"""torch.distributed on tpu: the c10d backend "tpu_dist" (csrc/aten/
+distributed.cc), registered for device "tpu" under that name (the one
+transformers uses for the device) and as "tpu". `init_process_group()`
+without a backend, `init_process_group("tpu_dist")` or
+`"cpu:gloo,tpu:tpu_dist"` then serve DDP, FSDP2, DTensor and functional
+collectives on tpu tensors.
+
+Each process binds one device (the one current when the group is made).
+The collectives run through the host transport: copied to the host, run by a
+gloo group on the same store, copied back. `stats()` counts them per
+transport."""
+import torch
+
+from . import _C
+
+
+def _create_backend(store, rank, size, timeout):
+    import torch.distributed as dist
+    torch.tpu.init()  # DeviceMesh leaves an initialized device as it is
+    host = dist.ProcessGroupGloo(dist.PrefixStore("tpu_dist/host/", store), rank, size, timeout)
+    return _C.TpuDistBackend(host, rank, size, torch.tpu.current_device())
+
+
+def stats() -> dict:
+    """Collectives run so far per transport, and the bytes the host
+    transport moved between device and host."""
+    if not hasattr(_C, "_dist_stats"):
+        return {"host_collectives": 0, "host_bytes": 0, "device_collectives": 0}
+    return dict(_C._dist_stats())
+
+
+def install():
+    import torch.distributed as dist
+    if not dist.is_available() or "tpu_dist" in dist.Backend.backend_list:
+        return
+    _C._init_distributed(_C)
+    for name in ("tpu_dist", "tpu"):  # the first is the device's default
+        dist.Backend.register_backend(name, _create_backend, devices=["tpu"])
