@@ -1,0 +1,246 @@
+"""One rank of a multi-process tpu_dist check (run by test_distributed.py):
+`python dist_worker.py SCENARIO RANK WORLD STORE_FILE OUT_JSON`. Each rank
+binds tpu:0 of its own process, as on a TPU VM with one chip per process.
+Rank 0 writes what it found to OUT_JSON."""
+import datetime
+import json
+import os
+import sys
+import time
+
+import torch
+import torch.distributed as dist
+
+import torch_pjrt
+
+DTYPES = [torch.float32, torch.bfloat16, torch.int64]
+
+
+def _data(shape, dtype, rank, salt):
+    g = torch.Generator().manual_seed(1000 * salt + rank)
+    if dtype == torch.int64:
+        return torch.randint(-50, 50, shape, generator=g)
+    return torch.randn(shape, generator=g).to(dtype)
+
+
+def _same(tpu_result, cpu_result):
+    return bool(torch.equal(tpu_result.cpu(), cpu_result))
+
+
+def collectives(rank, world):
+    gloo = dist.new_group(backend="gloo")
+    failures, checked = [], 0
+    ops = {"sum": dist.ReduceOp.SUM, "avg": dist.ReduceOp.AVG, "max": dist.ReduceOp.MAX,
+           "min": dist.ReduceOp.MIN}
+
+    def check(name, tpu_value, cpu_value):
+        nonlocal checked
+        checked += 1
+        if not _same(tpu_value, cpu_value):
+            failures.append(name)
+
+    for salt, dtype in enumerate(DTYPES):
+        x = _data((6, 5), dtype, rank, salt)
+        for op_name, op in ops.items():
+            if op_name == "avg" and dtype == torch.int64:
+                continue
+            d, c = x.to("tpu"), x.clone()
+            dist.all_reduce(d, op=op)
+            if op_name == "avg":  # gloo has no AVG: the reference is its sum over world
+                dist.all_reduce(c, op=dist.ReduceOp.SUM, group=gloo)
+                c = c / world
+            else:
+                dist.all_reduce(c, op=op, group=gloo)
+            check(f"all_reduce {op_name} {dtype}", d, c)
+            d, c = x.to("tpu"), x.clone()
+            dist.reduce(d, dst=0, op=dist.ReduceOp.SUM if op_name == "avg" else op)
+            dist.reduce(c, dst=0, op=dist.ReduceOp.SUM if op_name == "avg" else op, group=gloo)
+            if rank == 0:
+                check(f"reduce {op_name} {dtype}", d, c)
+        d, c = x.to("tpu"), x.clone()
+        dist.broadcast(d, src=1)
+        dist.broadcast(c, src=1, group=gloo)
+        check(f"broadcast {dtype}", d, c)
+        outs_d = [torch.empty_like(x, device="tpu") for _ in range(world)]
+        outs_c = [torch.empty_like(x) for _ in range(world)]
+        dist.all_gather(outs_d, x.to("tpu"))
+        dist.all_gather(outs_c, x, group=gloo)
+        check(f"all_gather {dtype}", torch.stack(outs_d), torch.stack(outs_c))
+        big_d = torch.empty((world * 6, 5), dtype=dtype, device="tpu")
+        big_c = torch.empty((world * 6, 5), dtype=dtype)
+        dist.all_gather_into_tensor(big_d, x.to("tpu"))
+        dist.all_gather_into_tensor(big_c, x, group=gloo)
+        check(f"all_gather_into_tensor {dtype}", big_d, big_c)
+        full = _data((world * 3, 5), dtype, rank, salt + 10)
+        for op_name in ("sum", "max") + (("avg",) if dtype != torch.int64 else ()):
+            out_d = torch.empty((3, 5), dtype=dtype, device="tpu")
+            out_c = torch.empty((3, 5), dtype=dtype)
+            dist.reduce_scatter_tensor(out_d, full.to("tpu"), op=ops[op_name])
+            if op_name == "avg":
+                dist.reduce_scatter_tensor(out_c, full, op=dist.ReduceOp.SUM, group=gloo)
+                out_c = out_c / world
+            else:
+                dist.reduce_scatter_tensor(out_c, full, op=ops[op_name], group=gloo)
+            check(f"reduce_scatter_tensor {op_name} {dtype}", out_d, out_c)
+        chunks = list(full.chunk(world))
+        out_d = torch.empty((3, 5), dtype=dtype, device="tpu")
+        out_c = torch.empty((3, 5), dtype=dtype)
+        dist.reduce_scatter(out_d, [c.to("tpu") for c in chunks])
+        dist.reduce_scatter(out_c, [c.clone() for c in chunks], group=gloo)
+        check(f"reduce_scatter {dtype}", out_d, out_c)
+        out_d, out_c = torch.empty((3, 5), dtype=dtype, device="tpu"), torch.empty((3, 5), dtype=dtype)
+        dist.scatter(out_d, [c.to("tpu") for c in chunks] if rank == 0 else None, src=0)
+        dist.scatter(out_c, [c.clone() for c in chunks] if rank == 0 else None, src=0, group=gloo)
+        check(f"scatter {dtype}", out_d, out_c)
+        g_d = [torch.empty_like(x, device="tpu") for _ in range(world)] if rank == 0 else None
+        g_c = [torch.empty_like(x) for _ in range(world)] if rank == 0 else None
+        dist.gather(x.to("tpu"), g_d, dst=0)
+        dist.gather(x, g_c, dst=0, group=gloo)
+        if rank == 0:
+            check(f"gather {dtype}", torch.stack(g_d), torch.stack(g_c))
+        a2a_d = torch.empty_like(full, device="tpu")
+        a2a_c = torch.empty_like(full)
+        dist.all_to_all_single(a2a_d, full.to("tpu"))
+        dist.all_to_all_single(a2a_c, full, group=gloo)
+        check(f"all_to_all_single {dtype}", a2a_d, a2a_c)
+        # uneven splits: rank r sends r + 1 rows to each peer
+        send = _data(((rank + 1) * world, 5), dtype, rank, salt + 20)
+        in_splits = [rank + 1] * world
+        out_splits = [r + 1 for r in range(world)]
+        u_d = torch.empty((sum(out_splits), 5), dtype=dtype, device="tpu")
+        u_c = torch.empty((sum(out_splits), 5), dtype=dtype)
+        dist.all_to_all_single(u_d, send.to("tpu"), out_splits, in_splits)
+        dist.all_to_all_single(u_c, send, out_splits, in_splits, group=gloo)
+        check(f"all_to_all_single uneven {dtype}", u_d, u_c)
+        if rank == 0:
+            dist.send(x.to("tpu"), dst=1)
+        else:
+            got = torch.empty_like(x, device="tpu")
+            dist.recv(got, src=0)
+            check(f"send/recv {dtype}", got, _data((6, 5), dtype, 0, salt))
+    dist.barrier(device_ids=[0])
+    # A tpu_dist group serves CPU tensors too (object collectives, launchers).
+    c = torch.full((3,), float(rank + 1))
+    dist.all_reduce(c)
+    check("cpu tensor all_reduce", c, torch.full((3,), float(sum(range(1, world + 1)))))
+    objs = [None] * world
+    dist.all_gather_object(objs, {"rank": rank})
+    if objs != [{"rank": r} for r in range(world)]:
+        failures.append(f"all_gather_object {objs}")
+    # functional collectives (what DTensor and compiled graphs use)
+    import torch.distributed._functional_collectives as fc
+    x = _data((4, 3), torch.float32, rank, 99)
+    c = x.clone()
+    dist.all_reduce(c, group=gloo)
+    check("functional all_reduce", fc.all_reduce(x.to("tpu"), "sum", dist.group.WORLD), c)
+    cat = torch.empty((world * 4, 3))
+    dist.all_gather_into_tensor(cat, x, group=gloo)
+    check("functional all_gather_tensor", fc.all_gather_tensor(x.to("tpu"), 0, dist.group.WORLD), cat)
+    return {"failures": failures, "checked": checked, "stats": torch_pjrt.distributed.stats()}
+
+
+def _llama(seed=0):
+    from transformers import LlamaConfig, LlamaForCausalLM
+    torch.manual_seed(seed)
+    cfg = LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                      num_key_value_heads=2, vocab_size=96, max_position_embeddings=32)
+    return LlamaForCausalLM(cfg)
+
+
+def _batches(world, steps=20):
+    g = torch.Generator().manual_seed(7)
+    return [torch.randint(0, 96, (2 * world, 12), generator=g) for _ in range(steps)]
+
+
+def _train(model, batches, pick):
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    losses = []
+    for ids in batches:
+        ids = pick(ids).to("tpu")
+        loss = model(ids, labels=ids).loss
+        loss.backward()
+        opt.step()
+        opt.zero_grad()
+        losses.append(loss.detach())
+    return losses
+
+
+def _global_losses(losses, world):
+    out = []
+    for loss in losses:
+        t = loss.clone()
+        dist.all_reduce(t)
+        out.append(float(t.cpu()) / world)
+    return out
+
+
+def data_parallel(rank, world, wrap):
+    batches = _batches(world)
+    reference = [float(x.cpu()) for x in _train(_llama().to("tpu"), batches, lambda b: b)]
+    model = wrap(_llama().to("tpu"))
+    mine = _train(model, batches, lambda b: b.chunk(world)[rank])
+    return {"reference": reference, "parallel": _global_losses(mine, world),
+            "stats": torch_pjrt.distributed.stats()}
+
+
+def ddp(rank, world):
+    from torch.nn.parallel import DistributedDataParallel as DDP
+    return data_parallel(rank, world, lambda m: DDP(m))
+
+
+def fsdp2(rank, world):
+    from torch.distributed.fsdp import fully_shard
+
+    def wrap(m):
+        for layer in m.model.layers:
+            fully_shard(layer)
+        return fully_shard(m)
+    return data_parallel(rank, world, wrap)
+
+
+def dtensor(rank, world):
+    from torch.distributed.device_mesh import init_device_mesh
+    from torch.distributed.tensor import Replicate, Shard, distribute_tensor
+    mesh = init_device_mesh("tpu", (world,))
+    results = {}
+    for shape, dim in (((8, 6), 0), ((7, 5), 1), ((9, 4), 0)):
+        full = _data(shape, torch.float32, 0, 5)  # the same on every rank
+        d = distribute_tensor(full.to("tpu"), mesh, [Shard(dim)])
+        back = d.redistribute(mesh, [Replicate()]).to_local()
+        results[f"{shape} shard {dim}"] = _same(back, full) and d.to_local().device.type == "tpu"
+        results[f"{shape} full_tensor"] = _same(d.full_tensor(), full)
+    return {"round_trips": results}
+
+
+def peer_dies(rank, world):
+    if rank == 1:
+        os._exit(0)  # gone before the collective its peer waits in
+    t0 = time.perf_counter()
+    try:
+        dist.all_reduce(torch.ones(4, device="tpu"))
+        return {"raised": None, "seconds": time.perf_counter() - t0}
+    except Exception as e:  # noqa: BLE001  (the test reads the message)
+        return {"raised": f"{type(e).__name__}: {e}"[:500], "seconds": time.perf_counter() - t0}
+
+
+def main():
+    scenario, rank, world, store, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
+    timeout = datetime.timedelta(seconds=float(os.environ.get("DIST_TIMEOUT", "120")))
+    dist.init_process_group("tpu_dist" if scenario != "default_backend" else None, rank=rank, world_size=world,
+                            init_method=f"file://{store}", timeout=timeout)
+    if scenario == "default_backend":
+        t = torch.ones(3, device="tpu") * (rank + 1)
+        dist.all_reduce(t)  # as with CUDA, the accelerator's backend alone
+        result = {"backend": dist.get_backend_config(), "tpu": t.cpu().tolist(),
+                  "stats": torch_pjrt.distributed.stats()}
+    else:
+        result = globals()[scenario](rank, world)
+    if rank == 0:
+        with open(out, "w") as f:
+            json.dump(result, f)
+    if scenario != "peer_dies":
+        dist.destroy_process_group()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""torch.distributed on tpu through the c10d backend tpu_dist
+(csrc/aten/distributed.cc): two processes on loopback, each on its own
+tpu:0, as on TPU VMs with a chip per process. Each scenario runs
+dist_worker.py in both ranks; rank 0 reports."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("torch.distributed")
+
+WORKER = Path(__file__).with_name("dist_worker.py")
+
+
+def _run(scenario, tmp_path, world=2, timeout_s=60, **env):
+    store, out = tmp_path / "store", tmp_path / "out.json"
+    full_env = {**os.environ, **{k: str(v) for k, v in env.items()}}
+    procs = [subprocess.Popen([sys.executable, str(WORKER), scenario, str(r), str(world), str(store),
+                               str(out if r == 0 else tmp_path / f"out{r}.json")],
+                              env=full_env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+             for r in range(world)]
+    logs = []
+    for p in procs:
+        try:
+            _, err = p.communicate(timeout=600)
+        except subprocess.TimeoutExpired:
+            for q in procs:
+                q.kill()
+            raise
+        logs.append(err[-3000:])
+    assert procs[0].returncode == 0, logs[0]
+    return json.loads(out.read_text())
+
+
+def test_every_collective_matches_gloo_on_the_cpu(tmp_path):
+    r = _run("collectives", tmp_path)
+    assert r["failures"] == [] and r["checked"] >= 50, r
+    assert r["stats"]["host_collectives"] > 0 and r["stats"]["device_collectives"] == 0
+
+
+def test_the_default_backend_of_the_device_is_tpu_dist(tmp_path):
+    r = _run("default_backend", tmp_path)
+    assert r["backend"] == "tpu:tpu_dist" and r["tpu"] == [3.0, 3.0, 3.0], r
+
+
+@pytest.mark.parametrize("scenario", ["ddp", "fsdp2"])
+def test_data_parallel_training_equals_one_process_on_the_global_batch(scenario, tmp_path):
+    pytest.importorskip("transformers")
+    r = _run(scenario, tmp_path)
+    assert len(r["parallel"]) == len(r["reference"]) == 20
+    for step, (p, ref) in enumerate(zip(r["parallel"], r["reference"])):
+        assert abs(p - ref) <= 1e-5 * abs(ref), (step, p, ref)
+    assert r["stats"]["host_collectives"] > 20
+
+
+def test_dtensor_shard_replicate_round_trips_are_exact(tmp_path):
+    r = _run("dtensor", tmp_path)
+    assert r["round_trips"] and all(r["round_trips"].values()), r
+
+
+def test_a_peer_that_dies_fails_the_collective_with_a_clear_error(tmp_path):
+    r = _run("peer_dies", tmp_path, DIST_TIMEOUT=20)
+    assert r["raised"], r
+    assert r["seconds"] < 30, r
