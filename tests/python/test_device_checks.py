@@ -295,12 +295,27 @@ OVERLAPS = [
     ("index_copy_ source", lambda a: a.index_copy_(0, torch.tensor([0], device=a.device), a[1:2]), PARTIAL),
     ("scatter_ source", lambda a: a.scatter_(0, torch.tensor([[0, 1, 2]], device=a.device), a[1:2]), PARTIAL),
     ("cat out", lambda a: torch.cat([a[:1], a[1:2]], out=a[1:3]), PARTIAL),
+    ("where out", lambda a: torch.where(a > 0, a.t(), a, out=a), PARTIAL),
+    ("where out broadcast row", lambda a: torch.where(a > 0, a[0], a, out=a), PARTIAL),
+    ("where out condition", lambda a: (lambda m: torch.where(m.t(), m, m, out=m))(a > 0), PARTIAL),
+    ("where out expanded", lambda a: torch.where(a[0] > 0, a, a, out=a[:1].expand(3, 3)), INTERNAL),
 ]
 
 
 @pytest.mark.parametrize("name, fn, msg", OVERLAPS, ids=[o[0] for o in OVERLAPS])
 def test_memory_overlap(mode, name, fn, msg):
     at_call(fn, (torch.randn(3, 3),), RuntimeError, msg)
+
+
+def test_where_out_full_overlap(mode):
+    # an input that is out itself is fine, as on the CPU
+    def fn(a, b):
+        torch.where(a > 0, a, b, out=a)
+        torch.where(b > 0, a, b, out=b)
+        return a, b
+
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    assert_close(fn(x.to(TPU), y.to(TPU)), fn(x.clone(), y.clone()))
 
 
 def test_masked_fill_mask_overlap(mode):
