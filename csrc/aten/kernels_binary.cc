@@ -94,6 +94,10 @@ void div_mode_impl(M& m, const at::Tensor& out, const at::Tensor& self, const at
                    std::optional<c10::string_view> mode) {
   shlo::DType c = to_shlo(m.common_dtype());
   std::string md = mode.has_value() ? std::string(*mode) : "";
+  // The CPU has no rounding division of bools (the device could not
+  // compile one): its error, kernel name included.
+  TORCH_CHECK_NOT_IMPLEMENTED(md.empty() || m.common_dtype() != at::kBool, "\"div_", md,
+                              "_cpu\" not implemented for 'Bool'");
   if (!md.empty()) check_divisor(m, out, other);
   pointwise(out, "div" + md, {self, other}, c, {},
             [md](Builder& b, const Vals& v) { return ops::div(b, v[0], v[1], md); });

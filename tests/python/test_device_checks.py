@@ -409,6 +409,12 @@ def test_division_by_zero_allowed(mode):
     assert (e.to(TPU) // torch.zeros(1, dtype=torch.long, device=TPU)).cpu().shape == (0,)
 
 
+@pytest.mark.parametrize("rounding", ["floor", "trunc"])
+def test_rounding_division_of_bools(mode, rounding):
+    at_call(lambda a: torch.div(a, a, rounding_mode=rounding), (torch.rand(4) > 0.5,), NotImplementedError,
+            f'"div_{rounding}_cpu" not implemented for \'Bool\'')
+
+
 # ---------------------------------------------------------------- index_add's two CPU errors
 
 INDEX_ADDS = [
