@@ -1,4 +1,5 @@
-// Reductions, scans, softmax and losses: ATen entry points over ops/reduction.
+// Reductions, scans, softmax and losses: ATen entry points over ops/reduction
+// (and the value check quantile adds in front of its composite).
 #include <ATen/WrapDimUtils.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
@@ -935,13 +936,13 @@ at::Tensor& mse_loss_backward_grad_input(const at::Tensor& grad, const at::Tenso
 namespace {
 
 void check_quantile_q(const at::Tensor& self, const at::Tensor& q) {
-  // Only where the composite's own checks will pass: a call they refuse
-  // raises at once and leaves no check behind.
   // Fake and functional tensors (torch.compile tracing through this
   // registration) hold no device data: their calls go to the composite as
   // they did, like every traced graph's decomposed quantile.
   c10::DispatchKeySet traced({c10::DispatchKey::Python, c10::DispatchKey::Functionalize});
   if (self.key_set().has_any(traced) || q.key_set().has_any(traced)) return;
+  // Only where the composite's own checks will pass: a call they refuse
+  // raises at once and leaves no check behind.
   at::ScalarType t = self.scalar_type();
   if (self.numel() == 0 || q.dim() > 1 || (t != at::kFloat && t != at::kDouble) || q.scalar_type() != t ||
       q.device() != self.device())
