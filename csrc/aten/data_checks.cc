@@ -56,6 +56,25 @@ void check_all_within(const at::Tensor& t, double lo, double hi, std::function<v
   });
 }
 
+void check_no_zero(const at::Tensor& t, at::ScalarType dt, std::function<void()> fail) {
+  if (t.numel() == 0) return;
+  if (t.device().is_cpu()) {
+    if (t.to(dt).eq(0).any().item<bool>()) fail();
+    return;
+  }
+  engine::Ref r = op("any_zero", {read_as(t, to_shlo(dt))}, shlo::Type{shlo::DType::S64, {1}},
+                     [](shlo::Builder& b, const Vals& in) {
+                       int64_t n = shlo::numel(in[0].shape());
+                       shlo::Value flat = b.reshape(in[0], {n});
+                       shlo::Value zero = b.compare(shlo::Cmp::EQ, flat, b.constant(flat.dtype(), 0, {n}));
+                       shlo::Value any = b.reduce(zero, b.constant(shlo::DType::PRED, 0), {0}, "or");
+                       return Vals{b.reshape(b.convert(any, shlo::DType::S64), {1})};
+                     });
+  engine::defer_check(r, [fail = std::move(fail)](const std::vector<int64_t>& a) {
+    if (a[0] != 0) fail();
+  });
+}
+
 void check_probabilities(const at::Tensor& p, int64_t n_sample, bool replacement) {
   if (p.numel() == 0) return;
   int64_t rows = p.dim() == 1 ? 1 : p.size(0), cats = p.size(-1);

@@ -21,6 +21,10 @@ void check_first_in_range(const at::Tensor& t, int64_t lo, int64_t hi, std::opti
 // fail() raises the op's error otherwise.
 void check_all_within(const at::Tensor& t, double lo, double hi, std::function<void()> fail);
 
+// No element of t, taken in the integer dtype dt an op computes in, is
+// zero; fail() raises the op's error otherwise (integer division).
+void check_no_zero(const at::Tensor& t, at::ScalarType dt, std::function<void()> fail);
+
 // multinomial's checks of its probability rows p (1-D or 2-D), in the
 // order and with the messages of the CPU kernel for this call.
 void check_probabilities(const at::Tensor& p, int64_t n_sample, bool replacement);

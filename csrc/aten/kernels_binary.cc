@@ -33,6 +33,7 @@
 #include <ATen/ops/sub_meta.h>
 #include <ATen/ops/xlogy_meta.h>
 
+#include "aten/data_checks.h"
 #include "aten/kernels.h"
 #include "aten/ew_checks.h"
 #include "aten/structured.h"
@@ -77,11 +78,27 @@ void div_impl(M& m, const at::Tensor& out, const at::Tensor& self, const at::Ten
   pointwise(out, "div", {self, other}, c, {}, [](Builder& b, const Vals& v) { return ops::div(b, v[0], v[1]); });
 }
 
+// Integer division and remainder by zero raise on the CPU instead of giving
+// a value (its kernels check each divisor in the dtype they compute in): a
+// host divisor (a Python scalar) is checked at the call, a device one like
+// the other data preconditions (data_checks.h).
+template <class M>
+void check_divisor(M& m, const at::Tensor& out, const at::Tensor& divisor) {
+  at::ScalarType t = m.common_dtype();
+  if (!at::isIntegralType(t, /*includeBool=*/false) || out.numel() == 0) return;
+  check_no_zero(divisor, t, [] { TORCH_CHECK(false, "ZeroDivisionError"); });
+}
+
 template <class M>
 void div_mode_impl(M& m, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other,
                    std::optional<c10::string_view> mode) {
   shlo::DType c = to_shlo(m.common_dtype());
   std::string md = mode.has_value() ? std::string(*mode) : "";
+  // The CPU has no rounding division of bools (the device could not
+  // compile one): its error, kernel name included.
+  TORCH_CHECK_NOT_IMPLEMENTED(md.empty() || m.common_dtype() != at::kBool, "\"div_", md,
+                              "_cpu\" not implemented for 'Bool'");
+  if (!md.empty()) check_divisor(m, out, other);
   pointwise(out, "div" + md, {self, other}, c, {},
             [md](Builder& b, const Vals& v) { return ops::div(b, v[0], v[1], md); });
 }
@@ -171,6 +188,7 @@ struct BinaryOp {
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) const {
     check_dtype(ops::name(B), m.common_dtype(), A);
+    if constexpr (B == Binary::Fmod || B == Binary::Remainder) check_divisor(m, out, b);
     pointwise(out, ops::name(B), {a, b}, common(m), {},
               [](Builder& bb, const Vals& v) { return ops::binary(bb, B, v[0], v[1]); });
   }
@@ -219,6 +237,7 @@ struct FloorDivide {
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) const {
     check_dtype("floor_divide", m.common_dtype(), Accepts::NoBool);
+    check_divisor(m, out, b);
     pointwise(out, "floor_divide", {a, b}, common(m), {},
               [](Builder& bb, const Vals& v) { return ops::div(bb, v[0], v[1], "floor"); });
   }

@@ -898,6 +898,11 @@ at::Tensor where_self(const at::Tensor& cond, const at::Tensor& s, const at::Ten
 at::Tensor& where_self_out(const at::Tensor& cond, const at::Tensor& s, const at::Tensor& o, at::Tensor& out) {
   at::ScalarType t = where_check(cond, s, o);
   TORCH_CHECK(out.scalar_type() == t, "Expected out type to be ", t, " but got ", out.scalar_type());
+  // The CPU's where is a TensorIterator op: its overlap rules (an input
+  // may be out itself, never part of it) before anything is written.
+  at::assert_no_internal_overlap(out);
+  for (const at::Tensor* in : {&cond, &s, &o})
+    if (!in->is_same(out)) at::assert_no_partial_overlap(out, *in);
   at::native::resize_output(out, where_shape(cond, s, o));
   where_into(out, cond, s, o);
   return out;

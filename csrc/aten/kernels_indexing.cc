@@ -248,7 +248,18 @@ template <class M>
 void index_add_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim, const at::Tensor& index,
                     const at::Tensor& source, const at::Scalar& alpha) {
   dim = at::maybe_wrap_dim(dim, self.dim());
-  check_dim_range(index, dim, size_at(self, dim));
+  // The CPU names a bad index as its kernel's path does: scatter_add's
+  // RuntimeError where it hands the work to scatter_add (more than one
+  // dimension, the first or last one, int64 indices, alpha 1), an
+  // IndexError from its own loop otherwise; with more than one dimension
+  // an empty self is never looked at.
+  int64_t nd = self.dim();
+  bool via_scatter = nd > 1 && (dim == 0 || dim == nd - 1) && index.scalar_type() == at::kLong && alpha.equal(1) &&
+                     self.scalar_type() != at::kComplexHalf && source.scalar_type() != at::kComplexHalf;
+  if (via_scatter && self.numel() > 0)
+    check_dim_range(index, dim, size_at(self, dim));
+  else if (nd <= 1 || self.numel() > 0)
+    check_range(index, 0, size_at(self, dim), [](int64_t) { TORCH_CHECK_INDEX(false, "index out of range in self"); });
   if (out.numel() == 0) return;
   shlo::DType d = to_shlo(self.scalar_type());
   write(out, op("index_add:" + std::to_string(dim), {read(self), read(index), read(source), scalar_of(alpha, d)},

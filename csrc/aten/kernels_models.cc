@@ -3,7 +3,10 @@
 // lets Module.to("tpu") keep tied parameters tied.
 #include <ATen/native/Resize.h>
 
+#include <c10/util/bit_cast.h>
+
 #include <cmath>
+#include <limits>
 
 #include "aten/kernels.h"
 #include "aten/structured.h"
@@ -41,13 +44,34 @@ void histc_impl(const at::Tensor& self, int64_t bins, const at::Scalar& min, con
   at::native::resize_output(out, {bins});
   shlo::DType dt = to_shlo(st);
   if (auto_range && at::isFloatingType(st)) {
-    // PyTorch refuses a data range that is not finite; checked on the device.
-    engine::Ref flag = op("nonfinite_flag", {read(self)}, shlo::Type{shlo::DType::S64, {1}},
-                          [](shlo::Builder& b, const std::vector<shlo::Value>& v) {
-                            return std::vector<shlo::Value>{ops::nonfinite_flag(b, v[0])};
-                          });
-    engine::defer_check(flag, [](const std::vector<int64_t>& bad) {
-      TORCH_CHECK(bad[0] == 0, "torch.histc: range of the data is not finite");
+    // PyTorch refuses a data range that is not finite, naming the range:
+    // the data's min and max come back from the device with the check.
+    bool f64 = st == at::kDouble, f32 = st == at::kFloat, bf16 = st == at::kBFloat16;
+    engine::Ref range = op("histc_range", {read(self)}, shlo::Type{shlo::DType::S64, {3}},
+                           [](shlo::Builder& b, const std::vector<shlo::Value>& v) {
+                             return std::vector<shlo::Value>{ops::range_bits(b, v[0])};
+                           });
+    engine::defer_check(range, [f64, f32, bf16](const std::vector<int64_t>& a) {
+      auto value = [f64](int64_t bits) {
+        if (f64) return c10::bit_cast<double>(bits);
+        return static_cast<double>(c10::bit_cast<float>(static_cast<int32_t>(bits)));
+      };
+      double l = value(a[1]), h = value(a[2]);
+      // The CPU's min / max answer NaN for both as soon as one element is
+      // NaN, and the NaN it prints is the negative one its float kernels
+      // produce (bfloat16's rounding makes it positive): the same text.
+      if (a[0]) l = h = std::copysign(std::numeric_limits<double>::quiet_NaN(), bf16 ? 1.0 : -1.0);
+      // Equal edges move 1 apart as histc's own edges do, except where the
+      // CPU widens in the data's dtype: a float / double infinity pair
+      // keeps one infinity and brings the other to the largest finite value.
+      if (l == h && std::isinf(l) && (f64 || f32)) {
+        double big = f64 ? std::numeric_limits<double>::max() : std::numeric_limits<float>::max();
+        (l > 0 ? l : h) = l > 0 ? big : -big;
+      } else if (l == h) {
+        l -= 1;
+        h += 1;
+      }
+      TORCH_CHECK(std::isfinite(l) && std::isfinite(h), "torch.histc: range of [", l, ", ", h, "] is not finite");
     });
   }
   write(out, op("histc:" + std::to_string(bins) + (auto_range ? ":auto" : ""),

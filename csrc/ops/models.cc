@@ -38,13 +38,21 @@ Value histc(Builder& b, Value x, Value lo, Value hi, int64_t bins, bool auto_ran
   return b.scatter(b.constant(dt, 0, {bins}), b.reshape(pos, {n, 1}), ones, {}, {0}, {0}, 1, "add");
 }
 
-Value nonfinite_flag(Builder& b, Value x) {
+Value range_bits(Builder& b, Value x) {
+  DType dt = x.dtype();
   int64_t n = shlo::numel(x.shape());
   Value flat = b.reshape(x, {n});
-  Value finite = b.op1("stablehlo.is_finite", {flat}, shlo::Type{shlo::DType::PRED, {n}});
-  Value all = b.reduce(finite, b.constant(shlo::DType::PRED, 1), {0}, "and");
-  Value bad = b.op1("stablehlo.not", {all}, all.type);
-  return b.reshape(b.convert(bad, shlo::DType::S64), {1});
+  // NaN is looked for apart from min / max, whatever their NaN rules.
+  Value nan = b.reduce(b.compare(shlo::Cmp::NE, flat, flat), b.constant(DType::PRED, 0), {0}, "or");
+  auto bits = [&](Value v) {
+    if (dt == DType::F64) return b.reshape(b.bitcast_convert(v, shlo::Type{DType::S64, {}}), {1});
+    Value i = b.bitcast_convert(b.convert(v, DType::F32), shlo::Type{DType::S32, {}});
+    return b.reshape(b.convert(i, DType::S64), {1});
+  };
+  return b.concatenate({b.reshape(b.convert(nan, DType::S64), {1}),
+                        bits(b.reduce(flat, b.highest(dt), {0}, "minimum")),
+                        bits(b.reduce(flat, b.lowest(dt), {0}, "maximum"))},
+                       0);
 }
 
 }  // namespace ops

@@ -14,8 +14,10 @@ namespace ops {
 // x's dtype, truncated (integers: in int64, as CUDA does). Counts in x's dtype.
 shlo::Value histc(shlo::Builder& b, shlo::Value x, shlo::Value lo, shlo::Value hi, int64_t bins, bool auto_range);
 
-// 1 (as s64[1]) when any element of floating x is Inf or NaN, else 0: the
-// finiteness of histc's data range, checked without a host wait.
-shlo::Value nonfinite_flag(shlo::Builder& b, shlo::Value x);
+// The data range of floating x for histc's check, as s64[3]: {1 if any
+// element is NaN else 0, min(x), max(x)}, min and max as the bits of an f64
+// when x is f64 and of an f32 otherwise (every narrower float is exact in
+// f32, and f64 needs no device support the data does not already need).
+shlo::Value range_bits(shlo::Builder& b, shlo::Value x);
 
 }  // namespace ops

@@ -295,12 +295,27 @@ OVERLAPS = [
     ("index_copy_ source", lambda a: a.index_copy_(0, torch.tensor([0], device=a.device), a[1:2]), PARTIAL),
     ("scatter_ source", lambda a: a.scatter_(0, torch.tensor([[0, 1, 2]], device=a.device), a[1:2]), PARTIAL),
     ("cat out", lambda a: torch.cat([a[:1], a[1:2]], out=a[1:3]), PARTIAL),
+    ("where out", lambda a: torch.where(a > 0, a.t(), a, out=a), PARTIAL),
+    ("where out broadcast row", lambda a: torch.where(a > 0, a[0], a, out=a), PARTIAL),
+    ("where out condition", lambda a: (lambda m: torch.where(m.t(), m, m, out=m))(a > 0), PARTIAL),
+    ("where out expanded", lambda a: torch.where(a[0] > 0, a, a, out=a[:1].expand(3, 3)), INTERNAL),
 ]
 
 
 @pytest.mark.parametrize("name, fn, msg", OVERLAPS, ids=[o[0] for o in OVERLAPS])
 def test_memory_overlap(mode, name, fn, msg):
     at_call(fn, (torch.randn(3, 3),), RuntimeError, msg)
+
+
+def test_where_out_full_overlap(mode):
+    # an input that is out itself is fine, as on the CPU
+    def fn(a, b):
+        torch.where(a > 0, a, b, out=a)
+        torch.where(b > 0, a, b, out=b)
+        return a, b
+
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    assert_close(fn(x.to(TPU), y.to(TPU)), fn(x.clone(), y.clone()))
 
 
 def test_masked_fill_mask_overlap(mode):
@@ -346,3 +361,155 @@ def test_assert_async_passes_and_checks_sizes(mode):
     at_call(torch._assert_async, (torch.tensor([1, 2]),), RuntimeError,
             "Boolean value of Tensor with more than one value is ambiguous")
     assert not any("_assert_async" in k for k in torch_pjrt.fallback_stats())
+
+
+# ---------------------------------------------------------------- integer division by zero
+
+DIVISIONS = [
+    ("div floor", lambda a, b: torch.div(a, b, rounding_mode="floor")),
+    ("div trunc", lambda a, b: torch.div(a, b, rounding_mode="trunc")),
+    ("floor_divide", lambda a, b: a // b),
+    ("remainder", lambda a, b: a % b),
+    ("fmod", torch.fmod),
+    ("floor_divide_", lambda a, b: a.floor_divide_(b)),
+    ("remainder_", lambda a, b: a.remainder_(b)),
+    ("div_ trunc", lambda a, b: a.div_(b, rounding_mode="trunc")),
+    ("fmod out", lambda a, b: torch.fmod(a, b, out=torch.empty_like(a))),
+]
+
+
+@pytest.mark.parametrize("name, fn", DIVISIONS, ids=[d[0] for d in DIVISIONS])
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.uint8])
+def test_integer_division_by_zero(mode, name, fn, dtype):
+    a = torch.randint(1, 50, (3, 4), dtype=dtype)
+    b = torch.randint(1, 9, (3, 4), dtype=dtype)
+    b[torch.randint(0, 3, ()), torch.randint(0, 4, ())] = 0
+    deferred(mode, fn, (a, b), RuntimeError, "ZeroDivisionError")
+    # a broadcast divisor, and a Python scalar one (checked at the call)
+    deferred(mode, fn, (a, b[1:2] * 0), RuntimeError, "ZeroDivisionError")
+    at_call(lambda x: fn(x, 0), (a,), RuntimeError, "ZeroDivisionError")
+
+
+def test_division_by_zero_allowed(mode):
+    a, b = torch.randint(-20, 20, (5,)), torch.tensor([3, -2, 0, 1, 5])
+    # floating results and true division give inf / nan like the CPU
+    assert_close(a.to(TPU) / b.to(TPU), a / b)
+    assert_close(torch.div(a.double().to(TPU), b.to(TPU), rounding_mode="floor"), torch.div(a.double(), b,
+                                                                                           rounding_mode="floor"))
+    assert_close(a.to(TPU) % 2.5, a % 2.5)
+    # no zero divisor: the values, in every integer dtype
+    c = torch.tensor([3, -2, 7, 1, 5])
+    for dt in [torch.int64, torch.int32, torch.int8]:
+        x, y = a.to(dt), c.to(dt)
+        assert_close(x.to(TPU) // y.to(TPU), x // y)
+        assert_close(torch.fmod(x.to(TPU), y.to(TPU)), torch.fmod(x, y))
+        assert_close(x.to(TPU) % 3, x % 3)
+    # an empty result divides nothing
+    e = torch.empty(0, dtype=torch.long)
+    assert (e.to(TPU) // torch.zeros(1, dtype=torch.long, device=TPU)).cpu().shape == (0,)
+
+
+@pytest.mark.parametrize("rounding", ["floor", "trunc"])
+def test_rounding_division_of_bools(mode, rounding):
+    at_call(lambda a: torch.div(a, a, rounding_mode=rounding), (torch.rand(4) > 0.5,), NotImplementedError,
+            f'"div_{rounding}_cpu" not implemented for \'Bool\'')
+
+
+# ---------------------------------------------------------------- index_add's two CPU errors
+
+INDEX_ADDS = [
+    # (self shape, dim, source shape, index dtype, alpha): the CPU hands the
+    # first / last dimension of a 2-D or wider self to scatter_add
+    ((3, 4), 0, (1, 4), torch.int64, 1, RuntimeError, "index {v} is out of bounds for dimension 0 with size 3"),
+    ((3, 4), 1, (3, 1), torch.int64, 1, RuntimeError, "index {v} is out of bounds for dimension 1 with size 4"),
+    ((3, 4, 2), 2, (3, 4, 1), torch.int64, 1, RuntimeError, "index {v} is out of bounds for dimension 2 with size 2"),
+    # ... and runs its own loop otherwise
+    ((3, 4, 2), 1, (3, 1, 2), torch.int64, 1, IndexError, "index out of range in self"),
+    ((3, 4), 0, (1, 4), torch.int64, 2, IndexError, "index out of range in self"),
+    ((3, 4), 0, (1, 4), torch.int32, 1, IndexError, "index out of range in self"),
+    ((5,), 0, (1,), torch.int64, 1, IndexError, "index out of range in self"),
+]
+
+
+@pytest.mark.parametrize("shape, dim, sshape, idt, alpha, exc, msg", INDEX_ADDS)
+@pytest.mark.parametrize("bad", [9, -1])
+def test_index_add_out_of_range(mode, shape, dim, sshape, idt, alpha, exc, msg, bad):
+    fn = lambda x, i, s: x.index_add(dim, i, s, alpha=alpha)  # noqa: E731
+    args = (torch.randn(shape), torch.tensor([bad], dtype=idt), torch.randn(sshape))
+    deferred(mode, fn, args, exc, msg.format(v=bad))
+
+
+def test_index_add_empty_self_unchecked(mode):
+    # with more than one dimension the CPU never looks at the index of an empty self
+    x, i, s = torch.randn(3, 0), torch.tensor([9]), torch.randn(1, 0)
+    assert_close(x.to(TPU).index_add(0, i.to(TPU), s.to(TPU)), x.index_add(0, i, s))
+
+
+# ---------------------------------------------------------------- histc's data range
+
+INF, NAN = float("inf"), float("nan")
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.float16, torch.bfloat16])
+@pytest.mark.parametrize("values", [[1.0, NAN, 2.0], [INF, 1.0], [0.1, -INF, 0.5], [INF, INF], [-INF], [NAN, INF]])
+def test_histc_range_not_finite(mode, dtype, values):
+    x = torch.tensor(values, dtype=dtype)
+    try:
+        torch.histc(x, 4)
+    except RuntimeError as e:
+        msg = str(e).split("\n")[0]
+    assert msg.startswith("torch.histc: range of [")
+    deferred(mode, lambda t: torch.histc(t, 4), (x,), RuntimeError, msg)
+
+
+def test_histc_valid(mode):
+    x = torch.randn(50) * 3
+    assert_close(torch.histc(x.to(TPU), 7), torch.histc(x, 7))
+    assert_close(torch.histc(torch.full((4,), 2.0, device=TPU), 3), torch.histc(torch.full((4,), 2.0), 3))
+    # explicit edges: non-finite data is only not counted
+    y = torch.tensor([0.5, NAN, INF, 2.5])
+    assert_close(torch.histc(y.to(TPU), 3, 0, 3), torch.histc(y, 3, 0, 3))
+    at_call(lambda t: torch.histc(t, 3, 0, INF), (y,), RuntimeError, "torch.histc: range of [0, inf] is not finite")
+
+
+# ---------------------------------------------------------------- quantile's q
+
+
+@pytest.mark.parametrize("fn", [torch.quantile, torch.nanquantile,
+                                lambda x, q: torch.quantile(x, q, dim=1, keepdim=True),
+                                lambda x, q: torch.nanquantile(x, q, out=torch.empty(q.shape, device=x.device))])
+@pytest.mark.parametrize("q", [[0.5, 1.5], [-0.25], [0.5, float("nan")], 2.0])
+def test_quantile_q_out_of_range(mode, fn, q):
+    x = torch.randn(3, 5)
+    x[0, 1] = float("nan")
+    deferred(mode, fn, (x, torch.tensor(q)), RuntimeError, "quantile() q values must be in the range [0, 1]")
+
+
+def test_quantile_valid_and_host_checks(mode):
+    x, q = torch.randn(4, 6), torch.rand(3)
+    assert_close(torch.quantile(x.to(TPU), q.to(TPU), dim=1), torch.quantile(x, q, dim=1))
+    xt, xc = x.to(TPU).requires_grad_(), x.clone().requires_grad_()
+    torch.nanquantile(xt, q.to(TPU), dim=0).sum().backward()
+    torch.nanquantile(xc, q, dim=0).sum().backward()
+    assert_close(xt.grad, xc.grad)
+    with torch.inference_mode():
+        assert_close(torch.quantile(x.to(TPU), q.to(TPU)), torch.quantile(x, q))
+    # a float q and the composite's own metadata checks raise at the call
+    at_call(lambda t: torch.quantile(t, 1.5), (x,), RuntimeError, "quantile() q must be in the range [0, 1] but got 1.5")
+    at_call(lambda t, p: torch.quantile(t, p), (x, torch.tensor([1, 2])), RuntimeError,
+            "quantile() q tensor must be same dtype as the input tensor")
+
+
+def test_quantile_compiles(mode):
+    # torch.compile traces quantile with fake tensors through the same
+    # registration: they go to the composite unchecked, as before
+    def f(x, q):
+        return torch.quantile(x, q, dim=1).sum() * 2
+
+    x, q = torch.randn(4, 6), torch.tensor([0.25, 0.75])
+    xt, xc = x.to(TPU).requires_grad_(), x.clone().requires_grad_()
+    r = torch.compile(f, backend="tpu")(xt, q.to(TPU))
+    r.backward()
+    f(xc, q).backward()
+    assert_close(r.detach(), f(x, q))
+    assert_close(xt.grad, xc.grad)
