@@ -288,24 +288,55 @@ std::string Executable::serialize() const {
 
 // ---------------------------------------------------------------- Client
 
-Client::Client(std::shared_ptr<Api> api, const ClientOptions& opts) : api_(std::move(api)) {
+std::vector<PJRT_NamedValue> client_create_options(const ClientOptions& opts, bool cpu_device_count) {
+  std::vector<PJRT_NamedValue> out;
+  auto add = [&](const char* name, size_t name_size, int64_t value) {
+    auto nv = PJRT_ARGS(PJRT_NamedValue);
+    nv.name = name;
+    nv.name_size = name_size;
+    nv.type = PJRT_NamedValue_kInt64;
+    nv.int64_value = value;
+    nv.value_size = 1;
+    out.push_back(nv);
+  };
+  static const char kCount[] = "cpu_device_count", kNode[] = "node_id", kNodes[] = "num_nodes";
+  if (cpu_device_count) add(kCount, sizeof(kCount) - 1, opts.cpu_device_count);
+  if (opts.node_id >= 0) add(kNode, sizeof(kNode) - 1, opts.node_id);
+  if (opts.num_nodes > 0) add(kNodes, sizeof(kNodes) - 1, opts.num_nodes);
+  return out;
+}
+
+Client::Client(std::shared_ptr<Api> api, const ClientOptions& opts) : api_(std::move(api)), kv_store_(opts.kv_store) {
   const PJRT_Api* raw = api_->raw();
-  auto nv = PJRT_ARGS(PJRT_NamedValue);
-  static const char kCount[] = "cpu_device_count";
-  nv.name = kCount;
-  nv.name_size = sizeof(kCount) - 1;
-  nv.type = PJRT_NamedValue_kInt64;
-  nv.int64_value = opts.cpu_device_count;
-  nv.value_size = 1;
+  if (opts.multi_process() && (opts.node_id < 0 || opts.num_nodes <= 0 || opts.node_id >= opts.num_nodes))
+    throw Error("a multi-process PJRT client needs 0 <= node_id < num_nodes (got node_id " +
+                    std::to_string(opts.node_id) + ", num_nodes " + std::to_string(opts.num_nodes) + ")",
+                PJRT_Error_Code_INVALID_ARGUMENT);
+  const KeyValueCallbacks kv = key_value_callbacks(kv_store_.get());
+  auto create = [&](const std::vector<PJRT_NamedValue>& nvs, PJRT_Client_Create_Args* c) {
+    *c = PJRT_ARGS(PJRT_Client_Create_Args);
+    c->create_options = nvs.empty() ? nullptr : nvs.data();
+    c->num_options = nvs.size();
+    c->kv_get_callback = kv.get;
+    c->kv_get_user_arg = kv.get_user_arg;
+    c->kv_put_callback = kv.put;
+    c->kv_put_user_arg = kv.put_user_arg;
+    c->kv_try_get_callback = kv.try_get;
+    c->kv_try_get_user_arg = kv.try_get_user_arg;
+    return raw->PJRT_Client_Create(c);
+  };
   auto c = PJRT_ARGS(PJRT_Client_Create_Args);
-  c.create_options = &nv;
-  c.num_options = 1;
-  PJRT_Error* err = raw->PJRT_Client_Create(&c);
-  if (err) {  // plugins other than XLA:CPU may reject the unknown option
+  PJRT_Error* err = create(client_create_options(opts), &c);
+  if (err) {  // plugins other than XLA:CPU may reject cpu_device_count
     PJRT_Error_Code code;
     error_text(raw, err, &code);
-    c = PJRT_ARGS(PJRT_Client_Create_Args);
-    api_->check(raw->PJRT_Client_Create(&c), "creating the PJRT client of " + api_->path());
+    // The multi-process options stay: without them the plugin would make a
+    // single-host client, and every collective would silently see one node.
+    api_->check(create(client_create_options(opts, /*cpu_device_count=*/false), &c),
+                "creating the PJRT client of " + api_->path() +
+                    (opts.multi_process() ? " as node " + std::to_string(opts.node_id) + " of " +
+                                                std::to_string(opts.num_nodes)
+                                          : ""));
   }
   client_ = c.client;
 

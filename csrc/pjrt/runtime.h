@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "pjrt/kv_store.h"
 #include "pjrt_c_api.h"
 
 namespace pjrt {
@@ -129,7 +130,22 @@ class Api {
 
 struct ClientOptions {
   int64_t cpu_device_count = 1;  // only the XLA:CPU plugin reads this
+  // One client over several processes (hosts): this process's index and
+  // how many there are, passed as the create options node_id / num_nodes
+  // the GPU plugin reads, and the store the plugins exchange their
+  // topology through. Sent only when set (node_id >= 0, num_nodes > 0,
+  // kv_store non-null): a single-process client never sees them, and
+  // libtpu on TPU VMs finds its slice without them.
+  int64_t node_id = -1;
+  int64_t num_nodes = -1;
+  std::shared_ptr<KeyValueStore> kv_store;
+  bool multi_process() const { return node_id >= 0 || num_nodes > 0 || kv_store != nullptr; }
 };
+
+// The create options PJRT_Client_Create receives for opts; with
+// cpu_device_count false, all but that one (for plugins that reject it).
+// Names point to static strings: valid as long as the vector.
+std::vector<PJRT_NamedValue> client_create_options(const ClientOptions& opts, bool cpu_device_count = true);
 
 // The client of one plugin: devices, transfers and compilation.
 class Client {
@@ -153,6 +169,7 @@ class Client {
 
  private:
   std::shared_ptr<Api> api_;
+  std::shared_ptr<KeyValueStore> kv_store_;  // the plugin may call it while the client lives
   PJRT_Client* client_ = nullptr;
   std::vector<PJRT_Device*> devices_;
   std::string platform_;
