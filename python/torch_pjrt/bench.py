@@ -4,6 +4,8 @@ CPU eager on the same machine, measured side by side in one run.
 (a) per-op latency of small ops, (b) a training step of a small Llama-style
 model per eager mode, (c) greedy decoding tokens/s per mode at batch 1 and
 64, (d) time to the first training step with a cold and a warm disk cache.
+With --dist instead: all_reduce across two local processes, tpu tensors
+through tpu_dist beside gloo on CPU tensors (dist.json).
 Medians over repeats, warm-up excluded; the sides alternate round by
 round (PyTorch, then each mode) so drift on a shared machine hits all
 alike. Writes bench.json and bench.png."""
@@ -380,6 +382,156 @@ def _write_compiled(a, res, cfg):
     return 0
 
 
+DIST_SIZES = (4 << 10, 64 << 10, 1 << 20, 16 << 20, 64 << 20)
+
+
+def _size_label(nbytes):
+    """4096 -> "4KiB", 1 << 20 -> "1MiB": the size in ratio keys and tables."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if nbytes >= 1 << shift and nbytes % (1 << shift) == 0:
+            return f"{nbytes >> shift}{unit}"
+    return f"{nbytes}B"
+
+
+def _dist_inner(nbytes):
+    """Collectives per timed sample: enough that a small one's sample is
+    not all timer and barrier, one for the large ones."""
+    return max(1, min(50, (4 << 20) // nbytes))
+
+
+def _dist_worker(rank, world, store, sizes, repeats, out):
+    """One rank of bench_dist: every size, the two sides alternating round
+    by round, each sample started together by a gloo barrier. Writes this
+    rank's per-sample seconds (per collective) to out."""
+    import datetime
+    import torch.distributed as dist
+    torch.set_num_threads(1)
+    dist.init_process_group("cpu:gloo,tpu:tpu_dist", rank=rank, world_size=world, init_method=f"file://{store}",
+                            timeout=datetime.timedelta(seconds=600))
+    # The barrier that starts each sample runs on a group of its own, so
+    # neither side's backend is in it.
+    start = dist.new_group(backend="gloo")
+    result = {"samples": {}, "checked": {}}
+    for nbytes in sizes:
+        n = nbytes // 4
+        # correct first: ranks contribute rank + 1, every element sums to
+        # world * (world + 1) / 2
+        d, c = torch.full((n,), rank + 1.0, device="tpu"), torch.full((n,), rank + 1.0)
+        dist.all_reduce(d)
+        dist.all_reduce(c)
+        want = world * (world + 1) / 2
+        result["checked"][str(nbytes)] = bool((d.cpu() == want).all() and (c == want).all())
+        d, c = torch.zeros(n, device="tpu"), torch.zeros(n)  # zeros stay zeros however often summed
+        inner = _dist_inner(nbytes)
+
+        def tpu_side():
+            for _ in range(inner):
+                dist.all_reduce(d)
+            torch.tpu.synchronize()
+
+        def gloo_side():
+            for _ in range(inner):
+                dist.all_reduce(c)
+
+        sides = {"tpu_dist": tpu_side, "gloo": gloo_side}
+        samples = {name: [] for name in sides}
+        for round_ in range(repeats + 1):  # round 0 warms up (compiles the copies)
+            for name, fn in sides.items():
+                dist.barrier(group=start)
+                t0 = time.perf_counter()
+                fn()
+                t = (time.perf_counter() - t0) / inner
+                if round_:
+                    samples[name].append(t)
+        result["samples"][str(nbytes)] = samples
+    result["stats"] = torch_pjrt.distributed.stats()
+    dist.destroy_process_group()
+    with open(out, "w") as f:
+        json.dump(result, f)
+
+
+_DIST_WORKER = r"""
+import json, sys
+from torch_pjrt.bench import _dist_worker
+rank, world, store, sizes, repeats, out = sys.argv[1:]
+_dist_worker(int(rank), int(world), store, json.loads(sizes), int(repeats), out)
+"""
+
+
+def _dist_summary(ranks, sizes):
+    """Per-rank samples -> per size and side the median over rounds of the
+    slowest rank's time (a collective is done when its last rank is), the
+    bandwidth that time gives (bytes reduced / s; for two ranks the bus
+    bandwidth of nccl-tests is the same figure), and the time ratios
+    tpu_dist_over_gloo_<size>."""
+    results, ratios = {}, {}
+    for nbytes in sizes:
+        row = {}
+        for side in ("tpu_dist", "gloo"):
+            per_round = [max(r["samples"][str(nbytes)][side][i] for r in ranks)
+                         for i in range(min(len(r["samples"][str(nbytes)][side]) for r in ranks))]
+            t = statistics.median(per_round)
+            row[f"{side}_us"] = t * 1e6
+            row[f"{side}_gb_per_s"] = nbytes / t / 1e9
+        row["tpu_dist_over_gloo"] = row["tpu_dist_us"] / row["gloo_us"]
+        label = _size_label(nbytes)
+        results[label] = row
+        ratios[f"tpu_dist_over_gloo_{label}"] = row["tpu_dist_over_gloo"]
+    return results, ratios
+
+
+def bench_dist(sizes, repeats, world=2, timeout_s=1800):
+    """all_reduce (float32, SUM) across `world` local processes on
+    loopback, each on its own tpu:0, as test_distributed.py runs them."""
+    with tempfile.TemporaryDirectory() as d:
+        env = dict(os.environ)
+        env.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+        outs = [os.path.join(d, f"rank{r}.json") for r in range(world)]
+        procs = [subprocess.Popen([sys.executable, "-c", _DIST_WORKER, str(r), str(world), os.path.join(d, "store"),
+                                   json.dumps(list(sizes)), str(repeats), outs[r]],
+                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                 for r in range(world)]
+        errs = []
+        try:
+            for p in procs:
+                errs.append(p.communicate(timeout=timeout_s)[1])
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+        for p, err in zip(procs, errs):
+            if p.returncode != 0:
+                raise RuntimeError(f"bench rank exited {p.returncode}:\n{err[-3000:]}")
+        ranks = []
+        for o in outs:
+            with open(o) as f:
+                ranks.append(json.load(f))
+    results, ratios = _dist_summary(ranks, sizes)
+    print(f"  {'size':>6} {'tpu_dist us':>12} {'gloo us':>10} {'tpu_dist GB/s':>14} {'gloo GB/s':>10} "
+          f"{'tpu_dist/gloo':>14}")
+    for label, row in results.items():
+        print(f"  {label:>6} {row['tpu_dist_us']:12.1f} {row['gloo_us']:10.1f} {row['tpu_dist_gb_per_s']:14.3f} "
+              f"{row['gloo_gb_per_s']:10.3f} {row['tpu_dist_over_gloo']:13.2f}x")
+    checked = all(all(r["checked"].values()) for r in ranks)
+    return {"world": world, "repeats": repeats, "dtype": "float32", "op": "all_reduce SUM",
+            "results": results, "ratios": ratios, "results_correct": checked,
+            "stats_rank0": ranks[0]["stats"]}
+
+
+def _write_dist(a):
+    print("all_reduce, 2 processes: tpu tensors through tpu_dist (host transport) beside gloo on CPU tensors")
+    res = bench_dist(DIST_SIZES, a.repeats)
+    res["runtime"] = torch_pjrt.runtime_info()
+    if not res["results_correct"]:
+        print("warning: an all_reduce result was wrong (see dist.json)")
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "dist.json"), "w") as f:
+        json.dump(res, f, indent=2)
+    print("ratios:", json.dumps(res["ratios"], indent=2))
+    print(f"wrote {os.path.join(a.out, 'dist.json')}")
+    return 0 if res["results_correct"] else 1
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="python -m torch_pjrt bench")
     ap.add_argument("--out", default="bench_out")
@@ -390,7 +542,11 @@ def main(argv=None):
     ap.add_argument("--compiled", choices=("auto", "on", "off"), default="auto",
                     help="torch.compile side (tpu backend, CPU eager, inductor); auto: with --model bench-llama")
     ap.add_argument("--only-compiled", action="store_true", help="run only the torch.compile side")
+    ap.add_argument("--dist", action="store_true",
+                    help="only all_reduce across 2 local processes: tpu_dist beside gloo (dist.json)")
     a = ap.parse_args(argv)
+    if a.dist:
+        return _write_dist(a)
     # One thread on both sides (as in PERFORMANCE.md): PyTorch's intra-op
     # pool and XLA's Eigen pool; with two threads on a loaded 2-core machine
     # the figures swing several-fold. Set before the plugin starts.

@@ -28,3 +28,29 @@ def test_interleaved_runs_each_side_per_round_in_its_mode():
     assert all(m == "strict" for n, m in seen if n == "strict")
     assert all(m == before for n, m in seen if n == "cpu")  # a PyTorch side keeps the caller's mode
     assert torch_pjrt.get_eager_mode() == before  # and the caller gets its mode back
+
+
+def test_dist_size_labels_and_samples_per_size():
+    assert [bench._size_label(n) for n in bench.DIST_SIZES] == ["4KiB", "64KiB", "1MiB", "16MiB", "64MiB"]
+    assert bench._size_label(1536) == "1536B"
+    assert bench._dist_inner(4 << 10) == 50 and bench._dist_inner(1 << 20) == 4 and bench._dist_inner(64 << 20) == 1
+
+
+def test_dist_summary_takes_the_slowest_rank_per_round_then_the_median():
+    def rank(tpu, gloo):
+        return {"samples": {"4096": {"tpu_dist": tpu, "gloo": gloo}}}
+    ranks = [rank([1e-3, 5e-3, 2e-3], [1e-3, 1e-3, 1e-3]), rank([3e-3, 1e-3, 1e-3], [2e-3, 1e-3, 4e-3])]
+    results, ratios = bench._dist_summary(ranks, [4096])
+    row = results["4KiB"]
+    # rounds' slowest ranks: tpu_dist 3, 5, 2 ms -> 3 ms; gloo 2, 1, 4 ms -> 2 ms
+    assert abs(row["tpu_dist_us"] - 3000) < 1e-6 and abs(row["gloo_us"] - 2000) < 1e-6
+    assert abs(row["gloo_gb_per_s"] - 4096 / 2e-3 / 1e9) < 1e-12
+    assert ratios == {"tpu_dist_over_gloo_4KiB": row["tpu_dist_over_gloo"]}
+    assert abs(ratios["tpu_dist_over_gloo_4KiB"] - 1.5) < 1e-9
+
+
+def test_dist_bench_runs_two_ranks_and_checks_their_results():
+    r = bench.bench_dist((4 << 10,), repeats=1)
+    assert r["results_correct"] and set(r["results"]) == {"4KiB"}
+    assert set(r["ratios"]) == {"tpu_dist_over_gloo_4KiB"}
+    assert r["stats_rank0"]["host_collectives"] >= 1 + bench._dist_inner(4 << 10) * 2
