@@ -13,6 +13,7 @@
 #include <pybind11/chrono.h>
 #include <pybind11/pybind11.h>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <torch/csrc/utils/pybind.h>
 
@@ -21,6 +22,8 @@
 #include "aten/distributed.h"
 #include "aten/errors.h"
 #include "engine/graph.h"
+#include "engine/runtime.h"
+#include "pjrt/kv_store.h"
 
 namespace tpu {
 
@@ -289,6 +292,46 @@ class TpuDistBackend : public c10d::Backend {
   c10::Device device_;  // the one this process's ranks use
 };
 
+// The c10d store as the key-value store a multi-process PJRT client forms
+// over: the rendezvous the process group already made serves the plugin
+// too. The plugin calls it from its own threads while the client is being
+// created, so the store must not need the GIL: the C++ stores (TCPStore,
+// FileStore, HashStore, PrefixStore over them) do not.
+class C10dKeyValueStore : public pjrt::KeyValueStore {
+ public:
+  explicit C10dKeyValueStore(c10::intrusive_ptr<c10d::Store> store) : store_(std::move(store)) {}
+
+  std::string get(const std::string& key, int64_t timeout_ms) override {
+    // c10d reads a zero timeout as "wait forever"; PJRT means "now".
+    if (timeout_ms <= 0) {
+      if (auto v = try_get(key)) return *v;
+      throw pjrt::Error("not set", PJRT_Error_Code_DEADLINE_EXCEEDED);
+    }
+    try {
+      store_->wait({key}, std::chrono::milliseconds(timeout_ms));
+    } catch (const c10::Error& e) {
+      if (store_->check({key})) throw;
+      throw pjrt::Error("not set within " + std::to_string(timeout_ms) + " ms (" + e.what_without_backtrace() + ")",
+                        PJRT_Error_Code_DEADLINE_EXCEEDED);
+    }
+    auto v = store_->get(key);
+    return std::string(v.begin(), v.end());
+  }
+
+  void put(const std::string& key, const std::string& value) override {
+    store_->set(key, std::vector<uint8_t>(value.begin(), value.end()));
+  }
+
+  std::optional<std::string> try_get(const std::string& key) override {
+    if (!store_->check({key})) return std::nullopt;
+    auto v = store_->get(key);
+    return std::string(v.begin(), v.end());
+  }
+
+ private:
+  c10::intrusive_ptr<c10d::Store> store_;
+};
+
 }  // namespace
 
 void init_distributed(py::module_& m) {
@@ -298,6 +341,9 @@ void init_distributed(py::module_& m) {
              return c10::make_intrusive<TpuDistBackend>(host, rank, size, static_cast<c10::DeviceIndex>(device));
            }),
            py::arg("host"), py::arg("rank"), py::arg("size"), py::arg("device"));
+  m.def("_configure_multi_process", [](const c10::intrusive_ptr<c10d::Store>& store, int64_t node_id, int64_t num_nodes) {
+    engine::Runtime::configure_multi_process(node_id, num_nodes, std::make_shared<C10dKeyValueStore>(store));
+  }, py::arg("store"), py::arg("node_id"), py::arg("num_nodes"));
   m.def("_dist_stats", [] {
     py::dict d;
     d["host_collectives"] = g_host_collectives.load();

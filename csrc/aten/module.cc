@@ -30,6 +30,10 @@ py::dict runtime_info() {
   d["plugin_path"] = cfg.plugin_path;
   d["pjrt_api_version"] = std::to_string(rt.api().major()) + "." + std::to_string(rt.api().minor());
   d["device_count"] = rt.device_count();
+  if (cfg.num_nodes > 0) {  // a node of a multi-process client
+    d["node_id"] = cfg.node_id;
+    d["num_nodes"] = cfg.num_nodes;
+  }
   for (const auto& [k, v] : rt.api().attributes()) d[py::str(k)] = v;
   return d;
 }

@@ -21,7 +21,28 @@ Runtime* g_runtime = nullptr;
 void Runtime::configure(const Config& cfg) {
   std::lock_guard<std::mutex> g(g_init_mu);
   if (g_runtime) throw pjrt::Error("the PJRT runtime is already running; configure it before first use");
+  // The multi-process settings have their own call (made later than the
+  // plugin's, by the distributed layer) and survive this one.
+  Config keep = g_cfg;
   g_cfg = cfg;
+  g_cfg.node_id = keep.node_id;
+  g_cfg.num_nodes = keep.num_nodes;
+  g_cfg.kv_store = keep.kv_store;
+}
+
+void Runtime::configure_multi_process(int64_t node_id, int64_t num_nodes,
+                                      std::shared_ptr<pjrt::KeyValueStore> store) {
+  std::lock_guard<std::mutex> g(g_init_mu);
+  if (g_runtime)
+    throw pjrt::Error("the PJRT runtime is already running; make this process a node of a multi-process "
+                      "client before the device's first use");
+  if (node_id < 0 || num_nodes <= 0 || node_id >= num_nodes)
+    throw pjrt::Error("node_id must be in [0, num_nodes) (got node_id " + std::to_string(node_id) +
+                          ", num_nodes " + std::to_string(num_nodes) + ")",
+                      PJRT_Error_Code_INVALID_ARGUMENT);
+  g_cfg.node_id = node_id;
+  g_cfg.num_nodes = num_nodes;
+  g_cfg.kv_store = std::move(store);
 }
 
 bool Runtime::initialized() { return g_runtime != nullptr; }
@@ -58,6 +79,9 @@ Runtime::Runtime() : cfg_(g_cfg), capacity_(cache_capacity()) {
   setenv("TF_CPP_MIN_LOG_LEVEL", "1", /*overwrite=*/0);
   pjrt::ClientOptions opts;
   opts.cpu_device_count = cfg_.cpu_device_count;
+  opts.node_id = cfg_.node_id;
+  opts.num_nodes = cfg_.num_nodes;
+  opts.kv_store = cfg_.kv_store;
   client_ = std::make_unique<pjrt::Client>(std::make_shared<pjrt::Api>(cfg_.plugin_path), opts);
   // Executables are only valid for the same platform, plugin build and
   // compiler: all of that goes into the cache's identity.

@@ -32,6 +32,11 @@ struct Config {
   std::string plugin_name;       // cpu | tpu | cuda | path
   std::string missing_hint;      // how to install a missing plugin
   int64_t cpu_device_count = 1;
+  // One client over several processes (pjrt::ClientOptions has the why);
+  // unset unless configure_multi_process() was called.
+  int64_t node_id = -1;
+  int64_t num_nodes = -1;
+  std::shared_ptr<pjrt::KeyValueStore> kv_store;
 };
 
 class Runtime {
@@ -39,6 +44,10 @@ class Runtime {
   // Sets where the plugin is before first use; later calls after the client
   // exists are an error.
   static void configure(const Config& cfg);
+  // Makes the client, once created, node node_id of num_nodes, exchanging
+  // topology through store. Same rule: before first use.
+  static void configure_multi_process(int64_t node_id, int64_t num_nodes,
+                                      std::shared_ptr<pjrt::KeyValueStore> store);
   static Runtime& get();  // creates the client on first use
   static bool initialized();
 

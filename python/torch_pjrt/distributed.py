@@ -36,3 +36,20 @@ def install():
     _C._init_distributed(_C)
     for name in ("tpu_dist", "tpu"):  # the first is the device's default
         dist.Backend.register_backend(name, _create_backend, devices=["tpu"])
+
+
+def configure_client(store, node_id: int, num_nodes: int):
+    """Makes this process node `node_id` of `num_nodes` of one PJRT client
+    spanning every process of the job, for plugins that form such a client
+    from the create options node_id / num_nodes and a key-value store (the
+    GPU plugin). Call it before the device's first use; libtpu on TPU VMs
+    finds its slice itself and needs none of this.
+
+    store: a c10d store every process reaches (the one the process group is
+    made from serves); the plugin's keys are kept under "torch_pjrt/pjrt/".
+    The plugin reads it from its own threads while the client is created,
+    so it must be one of c10d's C++ stores (TCPStore, FileStore, HashStore),
+    not a Python subclass."""
+    import torch.distributed as dist
+    install()
+    _C._configure_multi_process(dist.PrefixStore("torch_pjrt/pjrt/", store), int(node_id), int(num_nodes))
