@@ -12,6 +12,7 @@
 #include "aten/errors.h"
 #include "aten/fallback.h"
 #include "aten/tensor.h"
+#include "engine/env.h"
 #include "engine/graph.h"
 #include "engine/mode.h"
 #include "engine/runtime.h"
@@ -53,6 +54,11 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_runtime_info", &runtime_info);
   m.def("_initialized", &engine::Runtime::initialized);
+  m.def("_environment", [] {
+    py::list vars;
+    for (const auto& v : engine::env::all()) vars.append(py::make_tuple(v.name, v.fallback, v.doc));
+    return vars;
+  });
   m.def("_init_distributed", [](py::module_ self) { tpu::init_distributed(self); });
   m.def("_cache_stats", [] {
     if (!engine::Runtime::initialized()) return py::dict(py::arg("hits") = 0, py::arg("disk_hits") = 0, py::arg("misses") = 0,

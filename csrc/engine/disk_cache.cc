@@ -1,4 +1,5 @@
 #include "engine/disk_cache.h"
+#include "engine/env.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -56,9 +57,8 @@ uint64_t fnv1a(const std::string& s, uint64_t h) {
 }
 
 std::string default_cache_dir() {
-  const char* env = std::getenv("TORCH_PJRT_CACHE_DIR");
-  if (env) {
-    std::string v(env);
+  if (const char* set = env::get("TORCH_PJRT_CACHE_DIR")) {
+    std::string v(set);
     if (v == "0" || v == "off" || v == "none") return "";
     return v;
   }

@@ -13,6 +13,7 @@
 #include <unordered_set>
 
 #include "engine/checks.h"
+#include "engine/env.h"
 #include "engine/executor.h"
 #include "engine/mode.h"
 #include "engine/program.h"
@@ -255,8 +256,8 @@ void plan_graph(const std::vector<Ref>& refs, Plan& p) {
 // on only if held elsewhere; references from them count as internal only
 // when they die with the program.
 bool g_donation = [] {
-  const char* env = std::getenv("TORCH_PJRT_DONATE");
-  return !(env && std::string(env) == "0");
+  const char* v = env::get("TORCH_PJRT_DONATE");
+  return !(v && std::string(v) == "0");
 }();
 std::atomic<int64_t> g_donated{0};
 

@@ -3,6 +3,7 @@
 #include "engine/executor.h"
 #include "engine/program.h"
 #include "engine/timeline.h"
+#include "engine/env.h"
 
 #include <atomic>
 #include <cstdlib>
@@ -15,13 +16,12 @@ namespace engine {
 namespace {
 
 Mode initial_mode() {
-  const char* env = std::getenv("TORCH_PJRT_EAGER_MODE");
-  return env && *env ? parse_mode(env) : Mode::Strict;
+  const char* v = env::get("TORCH_PJRT_EAGER_MODE");
+  return v ? parse_mode(v) : Mode::Strict;
 }
 
 int64_t initial_max_nodes() {
-  const char* env = std::getenv("TORCH_PJRT_FUSED_MAX_NODES");
-  return env && *env ? std::atoll(env) : 4000;
+  return env::positive("TORCH_PJRT_FUSED_MAX_NODES", 4000);
 }
 
 Mode g_default = initial_mode();

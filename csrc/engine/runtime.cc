@@ -1,5 +1,6 @@
 #include "engine/runtime.h"
 #include "engine/timeline.h"
+#include "engine/env.h"
 
 #include <chrono>
 #include <cstdlib>
@@ -56,11 +57,7 @@ Runtime& Runtime::get() {
 
 namespace {
 
-size_t cache_capacity() {
-  const char* env = std::getenv("TORCH_PJRT_CACHE_ENTRIES");
-  const long long n = env && *env ? std::atoll(env) : 0;
-  return n > 0 ? static_cast<size_t>(n) : 1024;
-}
+size_t cache_capacity() { return static_cast<size_t>(env::positive("TORCH_PJRT_CACHE_ENTRIES", 1024)); }
 
 }  // namespace
 
@@ -103,8 +100,7 @@ Runtime::Runtime() : cfg_(g_cfg), capacity_(cache_capacity()) {
       stat(self.dli_fname, &st) == 0)
     identity += ";build_size=" + std::to_string(st.st_size) + ";build_mtime=" + std::to_string(st.st_mtime);
   disk_ = std::make_unique<DiskCache>(default_cache_dir(), identity);
-  const char* log = std::getenv("TORCH_PJRT_LOG_RECOMPILES");
-  log_recompiles_ = log && *log && std::string(log) != "0";
+  log_recompiles_ = env::flag("TORCH_PJRT_LOG_RECOMPILES");
 }
 
 const std::string& Runtime::cache_dir() const { return disk_->dir(); }
@@ -194,7 +190,7 @@ pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function
     exe = client_->compile(text);
   } catch (const pjrt::Error& e) {
     throw pjrt::Error("compiling " + what() + " failed: " + e.what() +
-                          (std::getenv("TORCH_PJRT_DUMP_FAILED") ? "\n" + text : ""),
+                          (env::flag("TORCH_PJRT_DUMP_FAILED") ? "\n" + text : ""),
                       e.code());
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -16,13 +16,13 @@ def _autoload():
 
 import torch  # noqa: E402
 
-from . import _plugins
+from . import _env, _plugins
 
 _name, _path, _hint = _plugins.resolve()
 
 from . import _C  # noqa: E402  (loads the native backend: registers PrivateUse1 kernels)
 
-_C._configure(_path, _name, _hint, int(os.environ.get("TORCH_PJRT_CPU_DEVICES", "1")))
+_C._configure(_path, _name, _hint, int(_env.get("TORCH_PJRT_CPU_DEVICES", "1")))
 
 if torch._C._get_privateuse1_backend_name() != "tpu":
     torch.utils.rename_privateuse1_backend("tpu")

@@ -1,11 +1,11 @@
-"""python -m torch_pjrt <command>: conformance | bench | info"""
+"""python -m torch_pjrt <command>: conformance | bench | info | env"""
 import sys
 
 
 def main():
-    cmds = {"conformance", "bench", "info"}
+    cmds = {"conformance", "bench", "info", "env"}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
-        print("usage: python -m torch_pjrt {conformance|bench|info} [options]", file=sys.stderr)
+        print("usage: python -m torch_pjrt {conformance|bench|info|env} [options]", file=sys.stderr)
         return 2
     cmd, rest = sys.argv[1], sys.argv[2:]
     if cmd == "conformance":
@@ -14,6 +14,10 @@ def main():
     if cmd == "bench":
         from . import bench
         return bench.main(rest)
+    if cmd == "env":  # the README's table of environment variables
+        from . import _env
+        print(_env.markdown_table(), end="")
+        return 0
     import json
 
     import torch_pjrt

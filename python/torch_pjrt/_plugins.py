@@ -7,6 +7,8 @@ import glob
 import importlib
 import os
 
+from . import _env
+
 INSTALL_HINT = {
     "cpu": "install it with `pip install xla-cpu-pjrt`",
     "tpu": "install it with `pip install libtpu` (on a TPU VM)",
@@ -58,7 +60,7 @@ def _has_tpu_chips():
 
 def resolve(name=None):
     """Returns (name, path, install_hint); path is '' when not installed."""
-    name = name or os.environ.get("TORCH_PJRT_PLUGIN", "")
+    name = name or _env.get("TORCH_PJRT_PLUGIN", "")
     if not name:
         name = "tpu" if _tpu_path() and _has_tpu_chips() else "cpu"
     finders = {"cpu": _cpu_path, "tpu": _tpu_path, "cuda": _cuda_path, "gpu": _cuda_path}

@@ -19,7 +19,7 @@ import weakref
 
 import torch
 
-from . import _C
+from . import _C, _env
 
 log = logging.getLogger("torch_pjrt.compile")
 
@@ -42,7 +42,7 @@ def _note_once(msg):
 
 
 def _log_recompiles():
-    return os.environ.get("TORCH_PJRT_LOG_RECOMPILES", "") not in ("", "0")
+    return _env.get("TORCH_PJRT_LOG_RECOMPILES", "0") != "0"
 
 
 def _describe(args):

@@ -28,6 +28,8 @@ import time
 import unittest
 import zlib
 
+from . import _env
+
 DTYPES = ["float32", "bfloat16", "float16", "int64", "int32", "bool"]
 # (atol, rtol) used when the OpInfo states none: different summation orders
 # and transcendental approximations than the CPU kernels.
@@ -310,7 +312,7 @@ def _worker(op_ids, quick, grads):
     {"start": op} before an op, one record per case, {"end": op} after it,
     {"done": true} at the end. The driver relies on the order to know which
     op a worker that dies before printing anything was about to run."""
-    faults = json.loads(os.environ.get(FAULTS_ENV) or "{}")
+    faults = json.loads(_env.get(FAULTS_ENV) or "{}")
     if op_ids and faults.get(op_ids[0]) == "die_before_start":
         os._exit(3)  # as a worker whose startup fails would; checked before loading the OpInfos
     import torch
@@ -522,7 +524,7 @@ def _environment():
     import torch
     import torch_pjrt
     return {"torch": torch.__version__, "platform": torch_pjrt._name,
-            "eager_mode": os.environ.get("TORCH_PJRT_EAGER_MODE") or "strict"}
+            "eager_mode": _env.get("TORCH_PJRT_EAGER_MODE", "strict")}
 
 
 def summarize(cases, quick, seconds):

@@ -35,7 +35,10 @@ def install():
         return
     _C._init_distributed(_C)
     for name in ("tpu_dist", "tpu"):  # the first is the device's default
-        dist.Backend.register_backend(name, _create_backend, devices=["tpu"])
+        # CPU tensors too (they go to the gloo group as they are): a group
+        # made with the device's default backend still serves the object
+        # collectives and CPU tensors that launchers and libraries send.
+        dist.Backend.register_backend(name, _create_backend, devices=["tpu", "cpu"])
 
 
 def configure_client(store, node_id: int, num_nodes: int):

@@ -1,5 +1,6 @@
 """One rank of a multi-process tpu_dist check (run by test_distributed.py):
-`python dist_worker.py SCENARIO RANK WORLD STORE_FILE OUT_JSON`. Each rank
+`python dist_worker.py SCENARIO RANK WORLD STORE_FILE OUT_JSON`, or under
+torchrun `dist_worker.py tp_plan MODEL_DIR OUT_JSON`. Each rank
 binds tpu:0 of its own process, as on a TPU VM with one chip per process.
 Rank 0 writes what it found to OUT_JSON."""
 import datetime
@@ -223,7 +224,32 @@ def peer_dies(rank, world):
         return {"raised": f"{type(e).__name__}: {e}"[:500], "seconds": time.perf_counter() - t0}
 
 
+def tp_plan(path, out):
+    """Under torchrun: transformers makes the process group (tpu_dist, its
+    name for the device) and shards the model over it."""
+    from transformers import AutoModelForCausalLM
+    from transformers.distributed import DistributedConfig
+    ids = torch.randint(0, 128, (2, 9), generator=torch.Generator().manual_seed(3))
+    model = AutoModelForCausalLM.from_pretrained(path, distributed_config=DistributedConfig(tp_plan="auto"))
+    with torch.no_grad():
+        logits = model(ids.to(model.device)).logits
+    if hasattr(logits, "full_tensor"):
+        logits = logits.full_tensor()
+    sharded = type(model.lm_head.weight).__name__ == "DTensor"
+    if int(os.environ["RANK"]) == 0:
+        reference = AutoModelForCausalLM.from_pretrained(path)
+        with torch.no_grad():
+            expected = reference(ids).logits
+        with open(out, "w") as f:
+            json.dump({"max_diff": float((logits.cpu() - expected).abs().max()), "sharded": sharded,
+                       "backend": dist.get_backend(), "device": str(model.device),
+                       "stats": torch_pjrt.distributed.stats()}, f)
+    dist.destroy_process_group()
+
+
 def main():
+    if sys.argv[1] == "tp_plan":
+        return tp_plan(sys.argv[2], sys.argv[3])
     scenario, rank, world, store, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
     timeout = datetime.timedelta(seconds=float(os.environ.get("DIST_TIMEOUT", "120")))
     dist.init_process_group("tpu_dist" if scenario != "default_backend" else None, rank=rank, world_size=world,

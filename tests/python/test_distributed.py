@@ -65,3 +65,26 @@ def test_a_peer_that_dies_fails_the_collective_with_a_clear_error(tmp_path):
     r = _run("peer_dies", tmp_path, DIST_TIMEOUT=20)
     assert r["raised"], r
     assert r["seconds"] < 30, r
+
+
+@pytest.mark.parametrize("family", ["llama", "qwen3"])
+def test_tp_plan_auto_logits_equal_the_cpu(family, tmp_path):
+    transformers = pytest.importorskip("transformers")
+    import torch
+    torch.manual_seed(0)
+    common = dict(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, vocab_size=128, max_position_embeddings=64)
+    if family == "llama":
+        model = transformers.LlamaForCausalLM(transformers.LlamaConfig(**common))
+    else:
+        model = transformers.Qwen3ForCausalLM(transformers.Qwen3Config(head_dim=16, **common))
+    model.save_pretrained(tmp_path / family)
+    out = tmp_path / "out.json"
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+                        "--master-port", str(29500 + os.getpid() % 1000), str(WORKER), "tp_plan",
+                        str(tmp_path / family), str(out)], capture_output=True, text=True, timeout=600)
+    assert r.returncode == 0, r.stderr[-3000:]
+    res = json.loads(out.read_text())
+    assert res["sharded"] and res["backend"] == "tpu_dist" and res["device"] == "tpu:0", res
+    assert res["max_diff"] <= 1e-5, res
+    assert res["stats"]["host_collectives"] > 0

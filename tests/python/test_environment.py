@@ -275,3 +275,29 @@ def test_conformance_command_line(tmp_path):
     assert set(c["ops"]) >= {"add", "softmax", "sort"}
     assert c["forward_pass_rate"] == 1.0 and c["native_rate"] == 1.0, {k: v["status"] for k, v in c["ops"].items()}
     assert os.path.getsize(tmp_path / "conformance.html") > 0
+
+
+def test_every_variable_is_declared_once_and_the_readme_table_is_generated_from_it():
+    from pathlib import Path
+    import re
+
+    from torch_pjrt import _env
+    root = Path(__file__).resolve().parents[2]
+    readme = (root / "README.md").read_text()
+    assert _env.markdown_table() in readme, "README's table differs from `python -m torch_pjrt env`"
+    declared = set(_env._DECLARED)
+    # Every variable any file names is declared...
+    named = set()
+    for d in ("csrc", "python", "scripts", "tests", "bench", ".ci"):
+        for f in (root / d).rglob("*"):
+            if f.is_file() and f.suffix in (".cc", ".h", ".py", ".sh", "") and "__pycache__" not in f.parts:
+                named |= set(re.findall(r"TORCH_PJRT_[A-Z0-9_]*[A-Z0-9]", f.read_text(errors="ignore")))
+    not_variables = {"TORCH_PJRT_EXE1", "TORCH_PJRT_NO_SUCH_THING"}  # the disk cache's magic; this test's probe
+    assert not named - declared - not_variables, sorted(named - declared - not_variables)
+    # ...and the package reads them only through the table.
+    direct = re.compile(r'(getenv|environ\.get|environ\[)\(?\s*"TORCH_PJRT_')
+    for f in list((root / "csrc").rglob("*.cc")) + list((root / "python").rglob("*.py")):
+        if f.name not in ("env.cc", "_env.py"):
+            assert not direct.search(f.read_text()), f"{f} reads a TORCH_PJRT_ variable directly"
+    with pytest.raises(KeyError, match="not declared"):
+        _env.get("TORCH_PJRT_NO_SUCH_THING")

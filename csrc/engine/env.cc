@@ -1,0 +1,56 @@
+// The environment table (see env.h).
+#include "engine/env.h"
+
+#include <cstdlib>
+#include <cstring>
+#include <stdexcept>
+#include <string>
+
+namespace engine::env {
+
+const std::vector<Var>& all() {
+  static const std::vector<Var> vars{
+      {"TORCH_PJRT_PLUGIN", "tpu if libtpu finds chips, else cpu",
+       "`cpu`, `tpu`, `cuda`, or a path to a PJRT plugin `.so`"},
+      {"TORCH_PJRT_PLUGIN_PATH", "unset", "the plugin `.so` the C++ tests and benchmarks load (Python resolves "
+                                          "`TORCH_PJRT_PLUGIN` instead)"},
+      {"TORCH_PJRT_CPU_DEVICES", "1", "number of XLA:CPU devices"},
+      {"TORCH_PJRT_EAGER_MODE", "strict", "initial eager mode (`strict`, `fused`, `debug`)"},
+      {"TORCH_PJRT_FUSED_MAX_NODES", "4000", "pending ops after which fused mode flushes"},
+      {"TORCH_PJRT_DONATE", "1", "`0` keeps every input buffer (no in-place reuse by programs)"},
+      {"TORCH_PJRT_CACHE_DIR", "~/.cache/torch_pjrt", "persistent compilation cache directory (`off` disables)"},
+      {"TORCH_PJRT_CACHE_ENTRIES", "1024",
+       "programs kept loaded in memory (least recently used evicted; an evicted one reloads from the disk cache)"},
+      {"TORCH_PJRT_LOG_RECOMPILES", "0", "log, for each compile, what differed from the nearest cached program"},
+      {"TORCH_PJRT_DUMP_FAILED", "0", "print the StableHLO of a program that fails to compile"},
+      {"TORCH_PJRT_TEST_SEED", "random", "tests: replay a run's random inputs (a failure prints its seed)"},
+      {"TORCH_PJRT_TEST_REQUIRE", "unset", "tests: packages whose absence fails the run instead of skipping"},
+      {"TORCH_PJRT_TEST_MODES", "strict fused debug", "tests: the eager modes `scripts/test.sh` runs"},
+      {"TORCH_PJRT_CONFORMANCE_OUT", "unset", "tests: where the conformance tests leave their reports"},
+      {"TORCH_PJRT_CONFORMANCE_FAULTS", "unset",
+       "tests: faults the conformance runner injects into its workers (JSON), to test its recovery"},
+  };
+  return vars;
+}
+
+const char* get(const char* name) {
+  for (const Var& v : all())
+    if (std::strcmp(v.name, name) == 0) {
+      const char* value = std::getenv(name);
+      return value && *value ? value : nullptr;
+    }
+  throw std::logic_error(std::string("environment variable ") + name + " is not declared in engine/env.cc");
+}
+
+int64_t positive(const char* name, int64_t fallback) {
+  const char* v = get(name);
+  const long long n = v ? std::atoll(v) : 0;
+  return n > 0 ? n : fallback;
+}
+
+bool flag(const char* name) {
+  const char* v = get(name);
+  return v && std::strcmp(v, "0") != 0;
+}
+
+}  // namespace engine::env
