@@ -36,6 +36,45 @@ def _patch_state(state):
     cls.default_device = property(default_device)
 
 
+def _patch_launch(state):
+    """Under torchrun / accelerate launch, accelerate picks its distributed
+    mode from the same fixed list: tpu joins the one it treats as a
+    multi-process device (MULTI_GPU), with the tpu_dist backend, one device
+    per process (this process's current one) and DDP wrapping the model with
+    no device ids (each process sees its own device as its current one)."""
+    cls = getattr(state, "PartialState", None)
+    prepare = getattr(cls, "_prepare_backend", None)
+    set_device = getattr(cls, "set_device", None)
+    if prepare is None or set_device is None or getattr(prepare, "_torch_pjrt", False):
+        return
+    import os
+
+    def _tpu_launch(cpu):
+        import torch
+        return not cpu and int(os.environ.get("LOCAL_RANK", -1)) != -1 and torch.tpu.is_available() and \
+            os.environ.get("ACCELERATE_TORCH_DEVICE") in (None, "tpu")
+
+    @functools.wraps(prepare)
+    def _prepare_backend(self, cpu=False, sagemaker_dp=False, backend=None):
+        found, kind = prepare(self, cpu, sagemaker_dp, backend)
+        if kind == state.DistributedType.NO and _tpu_launch(cpu):
+            os.environ.setdefault("ACCELERATE_BYPASS_DEVICE_MAP", "true")
+            return backend or "tpu_dist", state.DistributedType.MULTI_GPU
+        return found, kind
+
+    @functools.wraps(set_device)
+    def _set_device(self):
+        if self.device is None and self.backend == "tpu_dist":
+            import torch
+            self.device = torch.device("tpu", torch.tpu.current_device())
+            return
+        return set_device(self)
+
+    _prepare_backend._torch_pjrt = True
+    cls._prepare_backend = _prepare_backend
+    cls.set_device = _set_device
+
+
 def _tpu_is_the_accelerator():
     import torch
     acc = torch.accelerator.current_accelerator() if torch.accelerator.is_available() else None
@@ -90,4 +129,5 @@ def _patch_modeling(modeling):
 
 def install():
     when_imported("accelerate.state", _patch_state)
+    when_imported("accelerate.state", _patch_launch)
     when_imported("accelerate.utils.modeling", _patch_modeling)
