@@ -2,13 +2,15 @@
 `device_map="auto"`, knows a fixed list of device backends that a
 PrivateUse1 device cannot join, and it has no hook for one: its only other
 way in, ACCELERATE_TORCH_DEVICE, would also override `cpu=True`. So this is
-the one place torch_pjrt changes another package, in two functions, when
-accelerate loads them:
+the one place torch_pjrt changes another package, when accelerate loads:
 
 - PartialState.default_device answers `tpu` while the device is available,
   in the order transformers' TrainingArguments already uses (tpu before
-  CUDA). cpu=True / use_cpu=True, ACCELERATE_TORCH_DEVICE and distributed
-  launches decide as before.
+  CUDA). cpu=True / use_cpu=True and ACCELERATE_TORCH_DEVICE decide as
+  before.
+- Under a launcher (torchrun, accelerate launch), PartialState's choice of
+  distributed mode gives tpu the multi-process one, on tpu_dist (see
+  _patch_launch).
 - get_max_memory, which device_map="auto" plans with, lists each tpu
   device's free memory under its index (as it lists CUDA's) when tpu is the
   current accelerator, so models land on the device and only what does not
