@@ -3,9 +3,12 @@
 #include <ATen/core/GeneratorForPrivateuseone.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <c10/core/Allocator.h>
+#include <c10/core/impl/DeviceGuardImplInterface.h>
 
 #include <atomic>
-#include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <cstring>
+#include <map>
+#include <mutex>
 
 #include "aten/device.h"
 #include "aten/errors.h"
@@ -56,6 +59,55 @@ struct Allocator final : c10::Allocator {
 };
 
 Allocator g_allocator;
+
+// Pinned host memory: what DataLoader(pin_memory=True), Tensor.pin_memory()
+// and DDP's map of used parameters allocate for staging. PJRT copies from
+// any host memory (the plugin stages it as it needs), so these are ordinary
+// aligned host blocks; what makes them pinned is that isPinnedPtr knows
+// them, which PyTorch checks.
+struct PinnedAllocator final : c10::Allocator {
+  c10::DataPtr allocate(size_t nbytes) override {
+    void* p = nullptr;
+    if (nbytes > 0 && posix_memalign(&p, 64, nbytes) != 0) TORCH_CHECK_WITH(OutOfMemoryError, false,
+                                                                          "out of host memory pinning ", nbytes,
+                                                                          " bytes");
+    if (p) {
+      std::lock_guard<std::mutex> g(mu());
+      blocks()[reinterpret_cast<uintptr_t>(p)] = nbytes;
+    }
+    return {p, p, &release, c10::Device(c10::DeviceType::CPU)};
+  }
+  static void release(void* p) {
+    if (!p) return;
+    {
+      std::lock_guard<std::mutex> g(mu());
+      blocks().erase(reinterpret_cast<uintptr_t>(p));
+    }
+    free(p);
+  }
+  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+  void copy_data(void* dst, const void* src, std::size_t n) const override { std::memcpy(dst, src, n); }
+  static bool owns(const void* ptr) {
+    const auto a = reinterpret_cast<uintptr_t>(ptr);
+    std::lock_guard<std::mutex> g(mu());
+    auto it = blocks().upper_bound(a);
+    if (it == blocks().begin()) return false;
+    --it;
+    return a < it->first + std::max<size_t>(it->second, 1);
+  }
+
+ private:
+  static std::mutex& mu() {
+    static std::mutex m;
+    return m;
+  }
+  static std::map<uintptr_t, size_t>& blocks() {  // start -> size
+    static std::map<uintptr_t, size_t> b;
+    return b;
+  }
+};
+
+PinnedAllocator g_pinned;
 
 struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
   c10::DeviceType type() const override { return c10::DeviceType::PrivateUse1; }
@@ -179,8 +231,8 @@ struct Hooks final : at::PrivateUse1HooksInterface {
   at::Device getDeviceFromPtr(void*) const override {
     return at::Device(c10::DeviceType::PrivateUse1, t_current);
   }
-  bool isPinnedPtr(const void*) const override { return false; }
-  c10::Allocator* getPinnedMemoryAllocator() const override { return at::getCPUAllocator(); }
+  bool isPinnedPtr(const void* p) const override { return PinnedAllocator::owns(p); }
+  c10::Allocator* getPinnedMemoryAllocator() const override { return &g_pinned; }
   bool hasPrimaryContext(c10::DeviceIndex) const override { return engine::Runtime::initialized(); }
   c10::DeviceIndex deviceCount() const override { return device_count(); }
   void setCurrentDevice(c10::DeviceIndex d) const override { t_current = d; }

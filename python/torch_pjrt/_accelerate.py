@@ -2,13 +2,15 @@
 `device_map="auto"`, knows a fixed list of device backends that a
 PrivateUse1 device cannot join, and it has no hook for one: its only other
 way in, ACCELERATE_TORCH_DEVICE, would also override `cpu=True`. So this is
-the one place torch_pjrt changes another package, in two functions, when
-accelerate loads them:
+the one place torch_pjrt changes another package, when accelerate loads:
 
 - PartialState.default_device answers `tpu` while the device is available,
   in the order transformers' TrainingArguments already uses (tpu before
-  CUDA). cpu=True / use_cpu=True, ACCELERATE_TORCH_DEVICE and distributed
-  launches decide as before.
+  CUDA). cpu=True / use_cpu=True and ACCELERATE_TORCH_DEVICE decide as
+  before.
+- Under a launcher (torchrun, accelerate launch), PartialState's choice of
+  distributed mode gives tpu the multi-process one, on tpu_dist (see
+  _patch_launch).
 - get_max_memory, which device_map="auto" plans with, lists each tpu
   device's free memory under its index (as it lists CUDA's) when tpu is the
   current accelerator, so models land on the device and only what does not
@@ -34,6 +36,45 @@ def _patch_state(state):
 
     default_device.__doc__ = original.__doc__
     cls.default_device = property(default_device)
+
+
+def _patch_launch(state):
+    """Under torchrun / accelerate launch, accelerate picks its distributed
+    mode from the same fixed list: tpu joins the one it treats as a
+    multi-process device (MULTI_GPU), with the tpu_dist backend, one device
+    per process (this process's current one) and DDP wrapping the model with
+    no device ids (each process sees its own device as its current one)."""
+    cls = getattr(state, "PartialState", None)
+    prepare = getattr(cls, "_prepare_backend", None)
+    set_device = getattr(cls, "set_device", None)
+    if prepare is None or set_device is None or getattr(prepare, "_torch_pjrt", False):
+        return
+    import os
+
+    def _tpu_launch(cpu):
+        import torch
+        return not cpu and int(os.environ.get("LOCAL_RANK", -1)) != -1 and torch.tpu.is_available() and \
+            os.environ.get("ACCELERATE_TORCH_DEVICE") in (None, "tpu")
+
+    @functools.wraps(prepare)
+    def _prepare_backend(self, cpu=False, sagemaker_dp=False, backend=None):
+        found, kind = prepare(self, cpu, sagemaker_dp, backend)
+        if kind == state.DistributedType.NO and _tpu_launch(cpu):
+            os.environ.setdefault("ACCELERATE_BYPASS_DEVICE_MAP", "true")
+            return backend or "tpu_dist", state.DistributedType.MULTI_GPU
+        return found, kind
+
+    @functools.wraps(set_device)
+    def _set_device(self):
+        if self.device is None and self.backend == "tpu_dist":
+            import torch
+            self.device = torch.device("tpu", torch.tpu.current_device())
+            return
+        return set_device(self)
+
+    _prepare_backend._torch_pjrt = True
+    cls._prepare_backend = _prepare_backend
+    cls.set_device = _set_device
 
 
 def _tpu_is_the_accelerator():
@@ -90,4 +131,5 @@ def _patch_modeling(modeling):
 
 def install():
     when_imported("accelerate.state", _patch_state)
+    when_imported("accelerate.state", _patch_launch)
     when_imported("accelerate.utils.modeling", _patch_modeling)

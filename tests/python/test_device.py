@@ -194,3 +194,16 @@ def test_debug_mode_runs_synchronously():
         assert_close(x + 1, x.cpu() + 1)
     finally:
         torch_pjrt.set_eager_mode(prev)
+
+
+def test_pinned_host_memory_is_known_pinned_and_feeds_the_device():
+    x = torch.randn(64, 3)
+    p = x.pin_memory()
+    assert p.is_pinned() and p[5:].is_pinned() and not x.is_pinned()
+    assert torch.equal(p, x)
+    t = p.to("tpu", non_blocking=True)
+    assert torch.equal(t.cpu(), x)
+    loader = torch.utils.data.DataLoader(torch.utils.data.TensorDataset(x), batch_size=16, pin_memory=True)
+    batches = [b for (b,) in loader]
+    assert all(b.is_pinned() for b in batches)
+    assert torch.equal(torch.cat([b.to("tpu") for b in batches]).cpu(), x)

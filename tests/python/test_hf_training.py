@@ -65,3 +65,45 @@ def test_training_runs_on_tpu_with_no_flags_and_matches_cpu(path, tmp_path):
     assert len(tpu["losses"]) == len(cpu["losses"]) == 20
     for step, (a, b) in enumerate(zip(tpu["losses"], cpu["losses"])):
         assert abs(a - b) <= 1e-3 * abs(b), f"step {step}: tpu {a} vs cpu {b}"
+
+
+# The same Trainer under torchrun: two processes on tpu_dist, DDP over them.
+_LAUNCHED = r"""
+import json, os, sys, torch, torch_pjrt
+from transformers import LlamaConfig, LlamaForCausalLM, Trainer, TrainingArguments
+torch.manual_seed(0)
+cfg = LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                  num_key_value_heads=2, vocab_size=128, max_position_embeddings=64)
+model = LlamaForCausalLM(cfg)
+ids = torch.randint(0, 128, (40, 16), generator=torch.Generator().manual_seed(1))
+args = TrainingArguments(output_dir=sys.argv[1], per_device_train_batch_size=int(sys.argv[2]), max_steps=10,
+                         logging_steps=1, learning_rate=1e-3, report_to=[], save_strategy="no", seed=0, data_seed=0)
+tr = Trainer(model=model, args=args, train_dataset=[{"input_ids": i, "labels": i} for i in ids])
+tr.train()
+if int(os.environ.get("RANK", 0)) == 0:
+    with open(sys.argv[3], "w") as f:
+        json.dump({"losses": [h["loss"] for h in tr.state.log_history if "loss" in h],
+                   "mode": str(tr.accelerator.state.distributed_type),
+                   "backend": str(tr.accelerator.state.backend), "device": str(tr.args.device),
+                   "stats": torch_pjrt.distributed.stats()}, f)
+"""
+
+
+def test_trainer_under_torchrun_trains_data_parallel_like_one_process_on_the_global_batch(tmp_path):
+    script = tmp_path / "train.py"
+    script.write_text(_LAUNCHED)
+    env = {k: v for k, v in os.environ.items() if not k.startswith("ACCELERATE_")}
+    launched, single = tmp_path / "launched.json", tmp_path / "single.json"
+    r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
+                        "--master-port", str(29600 + os.getpid() % 1000), str(script), str(tmp_path / "a"), "2",
+                        str(launched)], env=env, capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    r = subprocess.run([sys.executable, str(script), str(tmp_path / "b"), "4", str(single)], env=env,
+                       capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    two, one = json.loads(launched.read_text()), json.loads(single.read_text())
+    assert two["backend"] == "tpu_dist" and two["device"] == "tpu:0" and "MULTI" in two["mode"], two
+    assert two["stats"]["host_collectives"] > 10
+    assert len(two["losses"]) == len(one["losses"]) == 10
+    for step, (a, b) in enumerate(zip(two["losses"], one["losses"])):
+        assert abs(a - b) <= 1e-5 * abs(b), f"step {step}: 2 processes {a} vs 1 process {b}"
