@@ -451,7 +451,9 @@ pjrt::ExecutablePtr cached_variant(Runtime& rt, const Plan& plan, std::vector<st
   auto buffer = [&](int i) { return plan.params[i].node->buffers[plan.params[i].index]; };
   std::vector<char> may_donate(n, 0);
   for (const auto& a : aliases) may_donate[a.first] = 1;
-  constexpr int64_t kMaxCopyBytes = 1 << 20;
+  // Small enough that the copy's memory never matters: an in-place loop on
+  // a large tensor must never hold two copies of it (it compiles instead).
+  constexpr int64_t kMaxCopyBytes = 64 << 10;
   const bool can_copy = rt.client().device_count() == 1;  // copies land on device 0
   std::set<std::vector<std::pair<int, int>>> tried{aliases};
   for (auto& v : variants) {
