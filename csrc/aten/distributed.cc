@@ -84,6 +84,17 @@ class Staging {
     for (const auto& t : ts) h.push_back(out(t));
     return h;
   }
+  // Lists of lists (allgather's outputs, scatter's inputs), each staged.
+  std::vector<std::vector<at::Tensor>> in(const std::vector<std::vector<at::Tensor>>& lists) {
+    std::vector<std::vector<at::Tensor>> h;
+    for (const auto& ts : lists) h.push_back(in(ts));
+    return h;
+  }
+  std::vector<std::vector<at::Tensor>> out(const std::vector<std::vector<at::Tensor>>& lists) {
+    std::vector<std::vector<at::Tensor>> h;
+    for (const auto& ts : lists) h.push_back(out(ts));
+    return h;
+  }
   // Divides every host result by n (AVG as SUM / n).
   void average(int n) {
     for (auto& [d, h] : pairs_) {
@@ -133,26 +144,21 @@ class TpuDistBackend : public c10d::Backend {
                                                const c10d::AllreduceCoalescedOptions& opts) override {
     return run(OpType::ALLREDUCE_COALESCED, [&](Staging& s) {
       auto h = s.in(tensors, true);
-      c10d::AllreduceCoalescedOptions o = opts;
-      if (averaging(opts.reduceOp)) o.reduceOp = ReduceOp::SUM;
-      return host_->allreduce_coalesced(h, o);
+      return host_->allreduce_coalesced(h, sum_for_avg(opts));
     }, averaging(opts.reduceOp));
   }
 
   c10::intrusive_ptr<Work> reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) override {
     return run(OpType::REDUCE, [&](Staging& s) {
       auto h = s.in(tensors, true);
-      c10d::ReduceOptions o = opts;
-      if (averaging(opts.reduceOp)) o.reduceOp = ReduceOp::SUM;
-      return host_->reduce(h, o);
+      return host_->reduce(h, sum_for_avg(opts));
     }, averaging(opts.reduceOp));
   }
 
   c10::intrusive_ptr<Work> allgather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
                                      const c10d::AllgatherOptions& opts) override {
     return run(OpType::ALLGATHER, [&](Staging& s) {
-      std::vector<std::vector<at::Tensor>> ho;
-      for (auto& o : outputs) ho.push_back(s.out(o));
+      auto ho = s.out(outputs);
       auto hi = s.in(inputs);
       return host_->allgather(ho, hi, opts);
     });
@@ -179,8 +185,7 @@ class TpuDistBackend : public c10d::Backend {
   c10::intrusive_ptr<Work> gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
                                   const c10d::GatherOptions& opts) override {
     return run(OpType::GATHER, [&](Staging& s) {
-      std::vector<std::vector<at::Tensor>> ho;
-      for (auto& o : outputs) ho.push_back(s.out(o));
+      auto ho = s.out(outputs);
       auto hi = s.in(inputs);
       return host_->gather(ho, hi, opts);
     });
@@ -190,8 +195,7 @@ class TpuDistBackend : public c10d::Backend {
                                    const c10d::ScatterOptions& opts) override {
     return run(OpType::SCATTER, [&](Staging& s) {
       auto ho = s.out(outputs);
-      std::vector<std::vector<at::Tensor>> hi;
-      for (auto& i : inputs) hi.push_back(s.in(i));
+      auto hi = s.in(inputs);
       return host_->scatter(ho, hi, opts);
     });
   }
@@ -201,8 +205,7 @@ class TpuDistBackend : public c10d::Backend {
                                           const c10d::ReduceScatterOptions& opts) override {
     return run(OpType::REDUCE_SCATTER, [&](Staging& s) {
       auto ho = s.out(outputs);
-      std::vector<std::vector<at::Tensor>> hi;
-      for (auto& i : inputs) hi.push_back(s.in(i));
+      auto hi = s.in(inputs);
       return host_->reduce_scatter(ho, hi, sum_for_avg(opts));
     }, averaging(opts.reduceOp));
   }
