@@ -9,14 +9,8 @@ import torch
 
 
 def _device(device):
-    if device is None:
-        return torch.device("tpu", torch.accelerator.current_device_index())
-    if isinstance(device, int):
-        return torch.device("tpu", device)
-    d = torch.device(device)
-    if d.type != "tpu":
-        raise ValueError(f"expected a tpu device, got {d}")
-    return d if d.index is not None else torch.device("tpu", torch.accelerator.current_device_index())
+    from .device_module import _index  # torch.tpu's reading of a device argument
+    return torch.device("tpu", _index(device))
 
 
 class Stream(torch.Stream):
