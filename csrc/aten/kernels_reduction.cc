@@ -35,6 +35,7 @@
 
 #include "aten/data_checks.h"
 #include "aten/kernels.h"
+#include "aten/library.h"
 #include "aten/structured.h"
 #include "ops/reduction.h"
 
@@ -971,7 +972,7 @@ at::Tensor& nanquantile_out(const at::Tensor& self, const at::Tensor& q, std::op
   return at::native::nanquantile_out(self, q, dim, keepdim, interpolation, out);
 }
 
-void register_quantile(torch::Library& m) {
+void register_quantile(Kernels m) {
   m.impl("quantile", &quantile);
   m.impl("quantile.out", &quantile_out);
   m.impl("nanquantile", &nanquantile);
@@ -980,7 +981,7 @@ void register_quantile(torch::Library& m) {
 
 }  // namespace
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { register_quantile(m); }
-TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) { register_quantile(m); }
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) { register_quantile(Kernels(m)); }
+TORCH_LIBRARY_IMPL(aten, AutogradPrivateUse1, m) { register_quantile(Kernels(m)); }
 
 }  // namespace tpu

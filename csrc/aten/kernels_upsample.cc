@@ -22,6 +22,7 @@
 
 #include <cstdio>
 
+#include "aten/library.h"
 #include "aten/structured.h"
 #include "aten/tensor.h"
 #include "ops/upsample.h"
@@ -136,7 +137,8 @@ using S = std::optional<double>;
   m.impl(#name "_backward", &up_back<at::meta::structured_##name##_backward, exact, __VA_ARGS__>);         \
   m.impl(#name "_backward.grad_input", &up_back_out<at::meta::structured_##name##_backward, exact, __VA_ARGS__>)
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  Kernels m(lib);
   TPU_NEAREST(_upsample_nearest_exact1d, true, S);
   TPU_NEAREST(_upsample_nearest_exact2d, true, S, S);
   TPU_NEAREST(_upsample_nearest_exact3d, true, S, S, S);

@@ -6,10 +6,12 @@
 #include "aten/copy.h"
 #include "aten/data_checks.h"
 #include "aten/kernels.h"
+#include "aten/library.h"
 
 namespace tpu {
 
-TORCH_LIBRARY_IMPL(aten, PrivateUse1, m) {
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  Kernels m(lib);
   // ---- storage, views, copies
   m.impl("_copy_from", &_copy_from);
   m.impl("_copy_from_and_resize", &_copy_from_and_resize);

@@ -2,6 +2,7 @@
 // program fails to compile, to check where and how each eager mode reports it.
 #include <torch/library.h>
 
+#include "aten/library.h"
 #include "aten/tensor.h"
 
 namespace tpu {
@@ -20,4 +21,4 @@ at::Tensor failing_op(const at::Tensor& self) {
 }  // namespace tpu
 
 TORCH_LIBRARY(torch_pjrt, m) { m.def("_failing_op(Tensor self) -> Tensor"); }
-TORCH_LIBRARY_IMPL(torch_pjrt, PrivateUse1, m) { m.impl("_failing_op", &tpu::failing_op); }
+TORCH_LIBRARY_IMPL(torch_pjrt, PrivateUse1, m) { tpu::Kernels(m).impl("_failing_op", &tpu::failing_op); }

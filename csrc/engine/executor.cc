@@ -21,6 +21,41 @@ class Executor {
   void enqueue(std::vector<Ref> refs, std::function<void()> marker = nullptr) {
     std::unique_lock<std::mutex> l(mu_);
     rethrow_locked();
+    push_locked(l, std::move(refs), std::move(marker));
+  }
+
+  void enqueue_quietly(std::vector<std::vector<Ref>> programs) {
+    std::unique_lock<std::mutex> l(mu_);
+    for (auto& refs : programs) push_locked(l, std::move(refs), nullptr);
+  }
+
+  void drain() {
+    std::unique_lock<std::mutex> l(mu_);
+    idle_.wait(l, [&] { return queue_.empty() && !busy_; });
+    rethrow_locked();
+  }
+
+  void wait_idle() {
+    std::unique_lock<std::mutex> l(mu_);
+    idle_.wait(l, [&] { return queue_.empty() && !busy_; });
+  }
+
+  void raise_pending_error() {
+    if (!failed_.load(std::memory_order_acquire)) return;  // per op: no lock on the common path
+    std::lock_guard<std::mutex> l(mu_);
+    rethrow_locked();
+  }
+
+  int64_t queued() {
+    std::lock_guard<std::mutex> l(mu_);
+    return static_cast<int64_t>(queue_.size()) + (busy_ ? 1 : 0);
+  }
+
+ private:
+  static constexpr size_t kMaxQueued = 1024;
+  static constexpr int kSpins = 200;
+
+  void push_locked(std::unique_lock<std::mutex>& l, std::vector<Ref> refs, std::function<void()> marker) {
     start_locked();
     // A bound keeps a Python loop from running arbitrarily far ahead of the
     // device (and holding every queued graph alive). A full queue is let
@@ -36,35 +71,11 @@ class Executor {
     if (waiting_) work_.notify_one();
   }
 
-  void drain() {
-    std::unique_lock<std::mutex> l(mu_);
-    idle_.wait(l, [&] { return queue_.empty() && !busy_; });
-    rethrow_locked();
-  }
-
-  void wait_idle() {
-    std::unique_lock<std::mutex> l(mu_);
-    idle_.wait(l, [&] { return queue_.empty() && !busy_; });
-  }
-
-  void raise_pending_error() {
-    std::lock_guard<std::mutex> l(mu_);
-    rethrow_locked();
-  }
-
-  int64_t queued() {
-    std::lock_guard<std::mutex> l(mu_);
-    return static_cast<int64_t>(queue_.size()) + (busy_ ? 1 : 0);
-  }
-
- private:
-  static constexpr size_t kMaxQueued = 1024;
-  static constexpr int kSpins = 200;
-
   void rethrow_locked() {
     if (!error_) return;
     std::exception_ptr e = error_;
     error_ = nullptr;
+    failed_.store(false, std::memory_order_release);
     std::rethrow_exception(e);
   }
 
@@ -113,6 +124,7 @@ class Executor {
         } catch (...) {
           std::lock_guard<std::mutex> l(mu_);
           if (!error_) error_ = std::current_exception();
+          failed_.store(true, std::memory_order_release);
         }
       }
       refs.clear();  // may free the graph behind it: outside the lock
@@ -136,6 +148,7 @@ class Executor {
   std::atomic<bool> has_work_{false};
   bool started_ = false;
   std::exception_ptr error_;
+  std::atomic<bool> failed_{false};  // error_ is set
 };
 
 // Leaked on purpose, like the runtime: the thread never exits.
@@ -147,6 +160,7 @@ Executor& executor() {
 }  // namespace
 
 void enqueue(std::vector<Ref> refs) { executor().enqueue(std::move(refs)); }
+void enqueue_quietly(std::vector<std::vector<Ref>> programs) { executor().enqueue_quietly(std::move(programs)); }
 void drain() { executor().drain(); }
 void raise_pending_error() { executor().raise_pending_error(); }
 void wait_idle() { executor().wait_idle(); }

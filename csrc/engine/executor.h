@@ -20,6 +20,9 @@ namespace engine {
 // Queues the deferred graph behind refs for launch as one program. Raises a
 // pending sticky error first.
 void enqueue(std::vector<Ref> refs);
+// Queues each list as one program, in order, leaving a pending error for
+// the next caller to raise: for a kernel's exit, which cannot throw.
+void enqueue_quietly(std::vector<std::vector<Ref>> programs);
 // Waits until everything queued so far has been launched (not completed:
 // PJRT runs it asynchronously), then raises a pending sticky error.
 void drain();

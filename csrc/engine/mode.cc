@@ -34,6 +34,12 @@ int64_t g_flushes = 0;
 int64_t g_max_nodes = initial_max_nodes();
 std::atomic<int64_t> g_commits[3];
 
+// The calling thread's open OpScopes, and what its outermost one launches
+// when it ends (see OpScope).
+thread_local int t_op_depth = 0;
+thread_local std::vector<Ref> t_held;  // strict: values committed in the kernel
+thread_local bool t_flush_due = false;  // fused: the bound was passed in the kernel
+
 }  // namespace
 
 Mode mode() { return t_has_mode ? t_mode : g_default; }
@@ -102,14 +108,40 @@ void flush_async() {
   enqueue(std::move(refs));
 }
 
+// Queues what the calling thread's running kernel holds back: anything it
+// waits for must include its own earlier writes.
+void release_held() {
+  if (t_held.empty()) return;
+  std::vector<std::vector<Ref>> programs;
+  programs.reserve(t_held.size());
+  for (Ref& r : t_held) programs.push_back({std::move(r)});
+  t_held.clear();
+  enqueue_quietly(std::move(programs));
+}
+
 }  // namespace
 
+OpScope::OpScope() { ++t_op_depth; }
+
+OpScope::~OpScope() {
+  if (--t_op_depth > 0) return;
+  release_held();
+  if (!t_flush_due) return;
+  t_flush_due = false;
+  std::vector<Ref> refs = take_pending();
+  if (refs.empty()) return;
+  count_flush();
+  enqueue_quietly({std::move(refs)});
+}
+
 void flush() {
+  release_held();
   flush_async();
   drain();
 }
 
 void prepare_read(const Ref& ref) {
+  release_held();
   drain();
   if (ref.node->materialized()) return;
   // The queue is idle: materialize here rather than pay a thread hop.
@@ -133,7 +165,12 @@ void commit(const std::shared_ptr<Slot>& slot) {
       }
       return;
     case Mode::Strict:
-      enqueue({slot->value});
+      if (t_op_depth == 0) {
+        enqueue({slot->value});
+      } else {
+        raise_pending_error();
+        t_held.push_back(slot->value);
+      }
       return;
     case Mode::Fused: {
       raise_pending_error();
@@ -143,7 +180,11 @@ void commit(const std::shared_ptr<Slot>& slot) {
         g_pending.push_back(slot);
         over = recorded_nodes() > g_max_nodes;
       }
-      if (over) flush_async();
+      if (!over) return;
+      if (t_op_depth == 0)
+        flush_async();
+      else
+        t_flush_due = true;
       return;
     }
   }

@@ -38,6 +38,20 @@ struct Slot {
 
 // Called whenever an op stores a new value into a slot.
 void commit(const std::shared_ptr<Slot>& slot);
+
+// Marks the running of one op's kernel on the calling thread (nested scopes
+// count as one). Values it commits are launched when the outermost scope
+// ends, not at the commit: until the kernel returns, its own temporaries
+// still hold the values it replaced, and a launch that saw those references
+// would not donate them (an in-place loop would hold two copies of its
+// tensor). A sticky error is still raised at the commit.
+class OpScope {
+ public:
+  OpScope();
+  ~OpScope();
+  OpScope(const OpScope&) = delete;
+  OpScope& operator=(const OpScope&) = delete;
+};
 // Fused mode: compiles and launches every pending value (one program).
 // Every mode: returns once all queued work is launched.
 void flush();
