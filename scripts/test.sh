@@ -7,6 +7,8 @@ cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 export PYTHONUNBUFFERED=1
 PLUGIN=$(.venv/bin/python -c "import torch_pjrt._plugins as p; print(p.resolve('cpu')[1])")
+echo "== C++ style: clang-format (.clang-format)"
+find csrc tests/cpp bench \( -name '*.cc' -o -name '*.h' \) -print0 | xargs -0 .venv/bin/clang-format --dry-run --Werror
 echo "== C++ core tests"
 cmake --build build/release --target core_tests -j "${JOBS:-2}" >/dev/null
 # A fresh cache: the engine tests count compiles.

@@ -5,6 +5,8 @@
 // storages it wrote are the program's outputs. Each later call with the
 // same signature only looks the program up and launches it on the caller's
 // buffers: no dispatch, recording, planning or key building.
+#include "aten/compiled.h"
+
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
@@ -13,7 +15,6 @@
 #include <set>
 #include <unordered_map>
 
-#include "aten/compiled.h"
 #include "aten/device.h"
 #include "aten/errors.h"
 #include "aten/tensor.h"
@@ -31,15 +32,15 @@ namespace {
 // comes from on each call.
 struct Source {
   enum Kind { Arg, Out, Const, Fresh, Host, Empty } kind = Empty;
-  int index = 0;  // argument (Arg, Host), program output (Out) or fresh parameter (Fresh)
-  engine::Ref value;   // Const: a buffer captured while tracing
+  int index = 0;      // argument (Arg, Host), program output (Out) or fresh parameter (Fresh)
+  engine::Ref value;  // Const: a buffer captured while tracing
 };
 
 // An output tensor: a view of a new storage or of an argument's storage.
 struct OutView {
   enum Kind { Tensor, Object } kind = Tensor;
-  bool alias = false;   // a view of argument `storage`'s storage
-  int storage = 0;      // argument index (alias) or index into new_storages
+  bool alias = false;  // a view of argument `storage`'s storage
+  int storage = 0;     // argument index (alias) or index into new_storages
   std::vector<int64_t> sizes, strides;
   int64_t offset = 0;
   at::ScalarType dtype = at::kFloat;
@@ -134,8 +135,10 @@ std::string signature(const py::list& args, const std::vector<char>& compact) {
         seen.push_back(st);
         StorageState& s = state_of(t);
         put(sig, static_cast<int64_t>(s.nbytes));
-        if (s.value()) sig += s.value().type().str();
-        else sig += 'E';
+        if (s.value())
+          sig += s.value().type().str();
+        else
+          sig += 'E';
       }
       sig += ';';
     } else if (h.is_none()) {
@@ -196,17 +199,16 @@ shlo::Type host_scalar_type(const at::Tensor& t) {
 
 pjrt::BufferPtr host_scalar_buffer(const at::Tensor& t, const shlo::Type& type) {
   engine::Ref r = type.dtype == shlo::DType::S64 ? engine::scalar_i64(t.item<int64_t>())
-                  : t.is_floating_point()         ? engine::scalar(type.dtype, t.item<double>())
-                  : t.scalar_type() == at::kBool  ? engine::scalar(type.dtype, t.item<bool>() ? 1 : 0)
-                                                  : engine::scalar(type.dtype, static_cast<double>(t.item<int64_t>()));
+                  : t.is_floating_point()        ? engine::scalar(type.dtype, t.item<double>())
+                  : t.scalar_type() == at::kBool ? engine::scalar(type.dtype, t.item<bool>() ? 1 : 0)
+                                                 : engine::scalar(type.dtype, static_cast<double>(t.item<int64_t>()));
   return r.node->materialized() ? r.node->buffers[r.index] : engine::buffer(r);
 }
 
-at::Tensor tensor_on(const c10::Storage& storage, at::ScalarType dtype, at::IntArrayRef sizes,
-                     at::IntArrayRef strides, int64_t offset) {
-  auto t = at::detail::make_tensor<c10::TensorImpl>(c10::Storage(storage),
-                                                     c10::DispatchKeySet(c10::DispatchKey::PrivateUse1),
-                                                     c10::scalarTypeToTypeMeta(dtype));
+at::Tensor tensor_on(const c10::Storage& storage, at::ScalarType dtype, at::IntArrayRef sizes, at::IntArrayRef strides,
+                     int64_t offset) {
+  auto t = at::detail::make_tensor<c10::TensorImpl>(
+      c10::Storage(storage), c10::DispatchKeySet(c10::DispatchKey::PrivateUse1), c10::scalarTypeToTypeMeta(dtype));
   t.unsafeGetTensorImpl()->set_sizes_and_strides(sizes, strides, offset);
   return t;
 }
@@ -508,9 +510,9 @@ class CompiledGraph {
  private:
   struct Placeholder {
     c10::Storage storage;
-    int arg;             // first argument with this storage
-    engine::Ref value;   // its placeholder (empty: the storage was never written)
-    bool compact;        // holds only the argument's view, passed by value
+    int arg;            // first argument with this storage
+    engine::Ref value;  // its placeholder (empty: the storage was never written)
+    bool compact;       // holds only the argument's view, passed by value
   };
   struct Trace {
     std::string sig;
@@ -534,11 +536,16 @@ class CompiledGraph {
         guarded("running a compiled graph", [&] {
           for (size_t i = 0; i < e.params.size(); ++i) {
             const Source& s = e.params[i];
-            if (s.kind == Source::Arg && e.compact[s.index]) in[i] = compact_value(ts[s.index]);
-            else if (s.kind == Source::Arg) in[i] = engine::buffer(state_of(ts[s.index]).value());
-            else if (s.kind == Source::Fresh) in[i] = e.fresh[s.index]();
-            else if (s.kind == Source::Host) in[i] = host_scalar_buffer(ts[s.index], e.prog->params[i].type());
-            else in[i] = s.value.node->buffers[s.value.index];
+            if (s.kind == Source::Arg && e.compact[s.index])
+              in[i] = compact_value(ts[s.index]);
+            else if (s.kind == Source::Arg)
+              in[i] = engine::buffer(state_of(ts[s.index]).value());
+            else if (s.kind == Source::Fresh)
+              in[i] = e.fresh[s.index]();
+            else if (s.kind == Source::Host)
+              in[i] = host_scalar_buffer(ts[s.index], e.prog->params[i].type());
+            else
+              in[i] = s.value.node->buffers[s.value.index];
           }
           // A consumed input must be held by nothing but its storage; else
           // the program gets a copy (the old value stays visible elsewhere).
@@ -557,10 +564,14 @@ class CompiledGraph {
     }
     auto value_of = [&](const Source& s, const shlo::Type& type) -> engine::Ref {
       switch (s.kind) {
-        case Source::Out: return engine::leaf(outs[s.index], type);
-        case Source::Arg: return state_of(ts[s.index]).value();
-        case Source::Const: return s.value;
-        default: return engine::Ref{};
+        case Source::Out:
+          return engine::leaf(outs[s.index], type);
+        case Source::Arg:
+          return state_of(ts[s.index]).value();
+        case Source::Const:
+          return s.value;
+        default:
+          return engine::Ref{};
       }
     };
     // Argument values are read before any mutation lands, as the graph did.

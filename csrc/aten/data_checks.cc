@@ -47,10 +47,9 @@ void check_all_within(const at::Tensor& t, double lo, double hi, std::function<v
     return;
   }
   shlo::DType dt = to_shlo(t.scalar_type());
-  engine::Ref r = op("first_outside_closed", {read(t), scalar_of(lo, dt), scalar_of(hi, dt)},
-                     shlo::Type{shlo::DType::S64, {1}}, [](shlo::Builder& b, const Vals& in) {
-                       return Vals{ops::first_outside_closed(b, in[0], in[1], in[2])};
-                     });
+  engine::Ref r =
+      op("first_outside_closed", {read(t), scalar_of(lo, dt), scalar_of(hi, dt)}, shlo::Type{shlo::DType::S64, {1}},
+         [](shlo::Builder& b, const Vals& in) { return Vals{ops::first_outside_closed(b, in[0], in[1], in[2])}; });
   engine::defer_check(r, [n, fail = std::move(fail)](const std::vector<int64_t>& a) {
     if (a[0] < n) fail();
   });
@@ -103,9 +102,8 @@ namespace {
 void assert_nonzero(const at::Tensor& self, std::string msg) {
   TORCH_CHECK(self.numel() != 0, "Boolean value of Tensor with no values is ambiguous");
   TORCH_CHECK(self.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
-  engine::defer_check(cast(read(self.ne(0)), shlo::DType::S64), [msg = std::move(msg)](const std::vector<int64_t>& v) {
-    TORCH_CHECK(v[0] != 0, msg);
-  });
+  engine::defer_check(cast(read(self.ne(0)), shlo::DType::S64),
+                      [msg = std::move(msg)](const std::vector<int64_t>& v) { TORCH_CHECK(v[0] != 0, msg); });
 }
 
 }  // namespace

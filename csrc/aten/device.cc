@@ -1,5 +1,7 @@
 // The tpu device as PyTorch sees it: PrivateUse1's allocator, device guard,
 // hooks and default generators.
+#include "aten/device.h"
+
 #include <ATen/core/GeneratorForPrivateuseone.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <c10/core/Allocator.h>
@@ -10,7 +12,6 @@
 #include <map>
 #include <mutex>
 
-#include "aten/device.h"
 #include "aten/errors.h"
 #include "aten/tensor.h"
 #include "engine/event.h"
@@ -36,9 +37,7 @@ c10::StreamId& current_stream_id(c10::DeviceIndex i) {
 }
 
 // A stream asked for "the current device" names it.
-c10::Device resolved(c10::Device d) {
-  return d.index() < 0 ? c10::Device(c10::DeviceType::PrivateUse1, t_current) : d;
-}
+c10::Device resolved(c10::Device d) { return d.index() < 0 ? c10::Device(c10::DeviceType::PrivateUse1, t_current) : d; }
 
 engine::DeviceEvent* as_event(void* e) { return static_cast<engine::DeviceEvent*>(e); }
 
@@ -68,9 +67,8 @@ Allocator g_allocator;
 struct PinnedAllocator final : c10::Allocator {
   c10::DataPtr allocate(size_t nbytes) override {
     void* p = nullptr;
-    if (nbytes > 0 && posix_memalign(&p, 64, nbytes) != 0) TORCH_CHECK_WITH(OutOfMemoryError, false,
-                                                                          "out of host memory pinning ", nbytes,
-                                                                          " bytes");
+    if (nbytes > 0 && posix_memalign(&p, 64, nbytes) != 0)
+      TORCH_CHECK_WITH(OutOfMemoryError, false, "out of host memory pinning ", nbytes, " bytes");
     if (p) {
       std::lock_guard<std::mutex> g(mu());
       blocks()[reinterpret_cast<uintptr_t>(p)] = nbytes;
@@ -127,9 +125,7 @@ struct GuardImpl final : c10::impl::DeviceGuardImplInterface {
     d = resolved(d);
     return c10::Stream(c10::Stream::UNSAFE, d, current_stream_id(d.index()));
   }
-  c10::Stream getDefaultStream(c10::Device d) const override {
-    return c10::Stream(c10::Stream::DEFAULT, resolved(d));
-  }
+  c10::Stream getDefaultStream(c10::Device d) const override { return c10::Stream(c10::Stream::DEFAULT, resolved(d)); }
   c10::Stream getNewStream(c10::Device d, int) const override {
     return c10::Stream(c10::Stream::UNSAFE, resolved(d), g_next_stream.fetch_add(1));
   }
@@ -228,9 +224,7 @@ struct Hooks final : at::PrivateUse1HooksInterface {
   at::Generator getNewGenerator(c10::DeviceIndex i) const override {
     return at::make_generator<Generator>(i < 0 ? t_current : i);
   }
-  at::Device getDeviceFromPtr(void*) const override {
-    return at::Device(c10::DeviceType::PrivateUse1, t_current);
-  }
+  at::Device getDeviceFromPtr(void*) const override { return at::Device(c10::DeviceType::PrivateUse1, t_current); }
   bool isPinnedPtr(const void* p) const override { return PinnedAllocator::owns(p); }
   c10::Allocator* getPinnedMemoryAllocator() const override { return &g_pinned; }
   bool hasPrimaryContext(c10::DeviceIndex) const override { return engine::Runtime::initialized(); }
@@ -297,14 +291,14 @@ void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
     // Keep the content as bytes, cut or zero-extended.
     engine::Ref bytes = s->value();
     int64_t n = static_cast<int64_t>(newsize);
-    s->value() = engine::record1("resize_bytes:" + std::to_string(n), {bytes}, shlo::Type{shlo::DType::U8, {n}},
-                               [n](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                                 shlo::Value u8 = ops::reinterpret_flat(b, in[0], shlo::DType::U8);
-                                 int64_t have = u8.shape()[0];
-                                 if (have >= n) return std::vector<shlo::Value>{b.slice(u8, {0}, {n}, {1})};
-                                 return std::vector<shlo::Value>{
-                                     b.pad(u8, b.zero(shlo::DType::U8), {0}, {n - have}, {0})};
-                               });
+    s->value() =
+        engine::record1("resize_bytes:" + std::to_string(n), {bytes}, shlo::Type{shlo::DType::U8, {n}},
+                        [n](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                          shlo::Value u8 = ops::reinterpret_flat(b, in[0], shlo::DType::U8);
+                          int64_t have = u8.shape()[0];
+                          if (have >= n) return std::vector<shlo::Value>{b.slice(u8, {0}, {n}, {1})};
+                          return std::vector<shlo::Value>{b.pad(u8, b.zero(shlo::DType::U8), {0}, {n - have}, {0})};
+                        });
     engine::commit(s->slot);
   }
   s->nbytes = newsize;

@@ -10,16 +10,17 @@
 // the tpu tensors, so the Work it hands back is already complete (its
 // future too); a peer that dies makes gloo fail the call with its error
 // within the group's timeout.
+#include "aten/distributed.h"
+
 #include <pybind11/chrono.h>
 #include <pybind11/pybind11.h>
-#include <torch/csrc/distributed/c10d/Backend.hpp>
-#include <torch/csrc/distributed/c10d/Store.hpp>
-#include <torch/csrc/distributed/c10d/Work.hpp>
 #include <torch/csrc/utils/pybind.h>
 
 #include <atomic>
+#include <torch/csrc/distributed/c10d/Backend.hpp>
+#include <torch/csrc/distributed/c10d/Store.hpp>
+#include <torch/csrc/distributed/c10d/Work.hpp>
 
-#include "aten/distributed.h"
 #include "aten/errors.h"
 #include "engine/graph.h"
 #include "engine/runtime.h"
@@ -134,25 +135,34 @@ class TpuDistBackend : public c10d::Backend {
   }
 
   c10::intrusive_ptr<Work> allreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) override {
-    return run(OpType::ALLREDUCE, [&](Staging& s) {
-      auto h = s.in(tensors, true);
-      return host_->allreduce(h, sum_for_avg(opts));
-    }, averaging(opts.reduceOp));
+    return run(
+        OpType::ALLREDUCE,
+        [&](Staging& s) {
+          auto h = s.in(tensors, true);
+          return host_->allreduce(h, sum_for_avg(opts));
+        },
+        averaging(opts.reduceOp));
   }
 
   c10::intrusive_ptr<Work> allreduce_coalesced(std::vector<at::Tensor>& tensors,
                                                const c10d::AllreduceCoalescedOptions& opts) override {
-    return run(OpType::ALLREDUCE_COALESCED, [&](Staging& s) {
-      auto h = s.in(tensors, true);
-      return host_->allreduce_coalesced(h, sum_for_avg(opts));
-    }, averaging(opts.reduceOp));
+    return run(
+        OpType::ALLREDUCE_COALESCED,
+        [&](Staging& s) {
+          auto h = s.in(tensors, true);
+          return host_->allreduce_coalesced(h, sum_for_avg(opts));
+        },
+        averaging(opts.reduceOp));
   }
 
   c10::intrusive_ptr<Work> reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) override {
-    return run(OpType::REDUCE, [&](Staging& s) {
-      auto h = s.in(tensors, true);
-      return host_->reduce(h, sum_for_avg(opts));
-    }, averaging(opts.reduceOp));
+    return run(
+        OpType::REDUCE,
+        [&](Staging& s) {
+          auto h = s.in(tensors, true);
+          return host_->reduce(h, sum_for_avg(opts));
+        },
+        averaging(opts.reduceOp));
   }
 
   c10::intrusive_ptr<Work> allgather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
@@ -203,29 +213,38 @@ class TpuDistBackend : public c10d::Backend {
   c10::intrusive_ptr<Work> reduce_scatter(std::vector<at::Tensor>& outputs,
                                           std::vector<std::vector<at::Tensor>>& inputs,
                                           const c10d::ReduceScatterOptions& opts) override {
-    return run(OpType::REDUCE_SCATTER, [&](Staging& s) {
-      auto ho = s.out(outputs);
-      auto hi = s.in(inputs);
-      return host_->reduce_scatter(ho, hi, sum_for_avg(opts));
-    }, averaging(opts.reduceOp));
+    return run(
+        OpType::REDUCE_SCATTER,
+        [&](Staging& s) {
+          auto ho = s.out(outputs);
+          auto hi = s.in(inputs);
+          return host_->reduce_scatter(ho, hi, sum_for_avg(opts));
+        },
+        averaging(opts.reduceOp));
   }
 
   c10::intrusive_ptr<Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                 const c10d::ReduceScatterOptions& opts) override {
-    return run(OpType::_REDUCE_SCATTER_BASE, [&](Staging& s) {
-      at::Tensor ho = s.out(output), hi = s.in(input);
-      return host_->_reduce_scatter_base(ho, hi, sum_for_avg(opts));
-    }, averaging(opts.reduceOp));
+    return run(
+        OpType::_REDUCE_SCATTER_BASE,
+        [&](Staging& s) {
+          at::Tensor ho = s.out(output), hi = s.in(input);
+          return host_->_reduce_scatter_base(ho, hi, sum_for_avg(opts));
+        },
+        averaging(opts.reduceOp));
   }
 
   c10::intrusive_ptr<Work> reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
                                                            std::vector<at::Tensor>& inputs,
                                                            const c10d::ReduceScatterOptions& opts) override {
-    return run(OpType::REDUCE_SCATTER_TENSOR_COALESCED, [&](Staging& s) {
-      auto ho = s.out(outputs);
-      auto hi = s.in(inputs);
-      return host_->reduce_scatter_tensor_coalesced(ho, hi, sum_for_avg(opts));
-    }, averaging(opts.reduceOp));
+    return run(
+        OpType::REDUCE_SCATTER_TENSOR_COALESCED,
+        [&](Staging& s) {
+          auto ho = s.out(outputs);
+          auto hi = s.in(inputs);
+          return host_->reduce_scatter_tensor_coalesced(ho, hi, sum_for_avg(opts));
+        },
+        averaging(opts.reduceOp));
   }
 
   c10::intrusive_ptr<Work> alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
@@ -344,9 +363,12 @@ void init_distributed(py::module_& m) {
              return c10::make_intrusive<TpuDistBackend>(host, rank, size, static_cast<c10::DeviceIndex>(device));
            }),
            py::arg("host"), py::arg("rank"), py::arg("size"), py::arg("device"));
-  m.def("_configure_multi_process", [](const c10::intrusive_ptr<c10d::Store>& store, int64_t node_id, int64_t num_nodes) {
-    engine::Runtime::configure_multi_process(node_id, num_nodes, std::make_shared<C10dKeyValueStore>(store));
-  }, py::arg("store"), py::arg("node_id"), py::arg("num_nodes"));
+  m.def(
+      "_configure_multi_process",
+      [](const c10::intrusive_ptr<c10d::Store>& store, int64_t node_id, int64_t num_nodes) {
+        engine::Runtime::configure_multi_process(node_id, num_nodes, std::make_shared<C10dKeyValueStore>(store));
+      },
+      py::arg("store"), py::arg("node_id"), py::arg("num_nodes"));
   m.def("_dist_stats", [] {
     py::dict d;
     d["host_collectives"] = g_host_collectives.load();

@@ -1,6 +1,4 @@
 // Tensor creation and filling.
-#include "aten/kernels.h"
-
 #include <ATen/AccumulateType.h>
 #include <ATen/Dispatch.h>
 #include <ATen/EmptyTensor.h>
@@ -9,6 +7,7 @@
 #include <cmath>
 
 #include "aten/device.h"
+#include "aten/kernels.h"
 #include "aten/tensor.h"
 #include "ops/random.h"
 
@@ -31,7 +30,8 @@ void resize_range_out(at::Tensor& out, int64_t n) {
     TORCH_WARN("The number of elements in the out tensor of shape ", out.sizes(), " is ", out.numel(),
                " which does not match the computed number of elements ", n,
                ". Note that this may occur as a result of rounding error. "
-               "The out tensor will be resized to a tensor of shape (", n, ",).");
+               "The out tensor will be resized to a tensor of shape (",
+               n, ",).");
   out.resize_({n});
 }
 
@@ -64,8 +64,7 @@ at::Tensor tri_indices(int64_t row, int64_t col, int64_t offset, bool lower, std
                        std::optional<at::Layout> layout, std::optional<at::Device> device) {
   TORCH_CHECK(row >= 0, "row must be non-negative, got", row);
   TORCH_CHECK(col >= 0, "col must be non-negative, got", col);
-  if (layout.has_value())
-    TORCH_CHECK(*layout == at::kStrided, "only support layout=torch.strided, got", *layout);
+  if (layout.has_value()) TORCH_CHECK(*layout == at::kStrided, "only support layout=torch.strided, got", *layout);
   at::ScalarType st = dtype.value_or(at::kLong);
   TORCH_CHECK(st == at::kLong || st == at::kInt, "\"", lower ? "tril_indices" : "triu_indices",
               "\" not implemented for '", at::toString(st), "'");
@@ -92,8 +91,7 @@ at::Tensor tri_indices(int64_t row, int64_t col, int64_t offset, bool lower, std
 
 at::Tensor empty_memory_format(c10::SymIntArrayRef size, std::optional<at::ScalarType> dtype,
                                std::optional<at::Layout> layout, std::optional<at::Device> device,
-                               std::optional<bool> pin_memory,
-                               std::optional<at::MemoryFormat> memory_format) {
+                               std::optional<bool> pin_memory, std::optional<at::MemoryFormat> memory_format) {
   at::ScalarType st = dtype.value_or(at::get_default_dtype_as_scalartype());
   check_dtype(st);
   check_f64(st);
@@ -104,9 +102,9 @@ at::Tensor empty_memory_format(c10::SymIntArrayRef size, std::optional<at::Scala
   return at::detail::empty_generic(C10_AS_INTARRAYREF_SLOW(size), allocator(), ks, st, memory_format);
 }
 
-at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
-                         std::optional<at::ScalarType> dtype, std::optional<at::Layout> layout,
-                         std::optional<at::Device> device, std::optional<bool> pin_memory) {
+at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride, std::optional<at::ScalarType> dtype,
+                         std::optional<at::Layout> layout, std::optional<at::Device> device,
+                         std::optional<bool> pin_memory) {
   at::ScalarType st = dtype.value_or(at::get_default_dtype_as_scalartype());
   check_dtype(st);
   check_f64(st);
@@ -114,8 +112,8 @@ at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride,
   check_device(dev);
   c10::DeviceGuard guard(dev);
   constexpr c10::DispatchKeySet ks(c10::DispatchKey::PrivateUse1);
-  return at::detail::empty_strided_generic(C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride),
-                                           allocator(), ks, st);
+  return at::detail::empty_strided_generic(C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride), allocator(),
+                                           ks, st);
 }
 
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
@@ -140,16 +138,15 @@ at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
 }
 
 at::Tensor& fill_tensor(at::Tensor& self, const at::Tensor& value) {
-  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ",
-              value.dim(), " dimensions.");
+  TORCH_CHECK(value.dim() == 0, "fill_ only supports 0-dimension value tensor but got tensor with ", value.dim(),
+              " dimensions.");
   write(self, broadcast(cast(read(value), to_shlo(self.scalar_type())), shape_of(self.sizes())));
   return self;
 }
 
 at::Tensor& zero_(at::Tensor& self) { return fill_scalar(self, 0); }
 
-at::Tensor& arange_start_out(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step,
-                             at::Tensor& out) {
+at::Tensor& arange_start_out(const at::Scalar& start, const at::Scalar& end, const at::Scalar& step, at::Tensor& out) {
   int64_t n = 0;
   engine::Ref first, stride;
   // Same dtype coverage, bounds checks and length as PyTorch. Values are
@@ -172,9 +169,9 @@ at::Tensor& arange_start_out(const at::Scalar& start, const at::Scalar& end, con
   if (n == 0) return out;
   shlo::DType d = to_shlo(out.scalar_type());
   write_range(out, op("arange:" + std::to_string(n) + ":" + shlo::dtype_name(d), {first, stride}, shlo::Type{d, {n}},
-                [n, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                  return std::vector<shlo::Value>{ops::arange(b, in[0], in[1], n, d)};
-                }));
+                      [n, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                        return std::vector<shlo::Value>{ops::arange(b, in[0], in[1], n, d)};
+                      }));
   return out;
 }
 
@@ -193,22 +190,20 @@ at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
     const scalar_t e = end.to<scalar_t>();
     const step_t step = (static_cast<step_t>(e) - static_cast<step_t>(s)) / (steps - 1);
     // f32 results compute in f64 (see ops::linspace), half types in f32.
-    shlo::DType c = std::is_same_v<scalar_t, at::Half> || std::is_same_v<scalar_t, at::BFloat16>
-                        ? shlo::DType::F32
-                        : wide_float();
+    shlo::DType c =
+        std::is_same_v<scalar_t, at::Half> || std::is_same_v<scalar_t, at::BFloat16> ? shlo::DType::F32 : wide_float();
     p = {range_scalar(static_cast<double>(s), c), range_scalar(static_cast<double>(e), c),
          range_scalar(static_cast<double>(step), c)};
   });
   shlo::DType d = to_shlo(out.scalar_type());
   write_range(out, op("linspace:" + std::to_string(steps) + ":" + shlo::dtype_name(d), {p.start, p.end, p.step},
-                shlo::Type{d, {steps}}, [steps, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                  return std::vector<shlo::Value>{ops::linspace(b, in[0], in[1], in[2], steps, d)};
-                }));
+                      shlo::Type{d, {steps}}, [steps, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                        return std::vector<shlo::Value>{ops::linspace(b, in[0], in[1], in[2], steps, d)};
+                      }));
   return out;
 }
 
-at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps, double base,
-                         at::Tensor& out) {
+at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t steps, double base, at::Tensor& out) {
   TORCH_CHECK(steps >= 0, "number of steps must be non-negative");
   resize_range_out(out, steps);
   if (steps == 0) return out;
@@ -226,10 +221,10 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
     p = {range_scalar(static_cast<double>(s), c), range_scalar(static_cast<double>(e), c), range_scalar(step, c)};
   });
   write_range(out, op("logspace:" + std::to_string(steps) + ":" + shlo::dtype_name(d),
-                {p.start, p.end, p.step, range_scalar(base, c)}, shlo::Type{d, {steps}},
-                [steps, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                  return std::vector<shlo::Value>{ops::logspace(b, in[0], in[1], in[2], in[3], steps, d)};
-                }));
+                      {p.start, p.end, p.step, range_scalar(base, c)}, shlo::Type{d, {steps}},
+                      [steps, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                        return std::vector<shlo::Value>{ops::logspace(b, in[0], in[1], in[2], in[3], steps, d)};
+                      }));
   return out;
 }
 

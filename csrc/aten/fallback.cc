@@ -1,13 +1,14 @@
 // The CPU fallback: any op without a tpu kernel runs on the CPU (inputs
 // copied over, results and in-place / out= arguments copied back), counted
 // per op so missing native coverage is visible.
+#include "aten/fallback.h"
+
 #include <ATen/native/CPUFallback.h>
 #include <torch/library.h>
 
 #include <map>
 #include <mutex>
 
-#include "aten/fallback.h"
 #include "engine/program.h"
 
 namespace tpu {

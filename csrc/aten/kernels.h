@@ -41,8 +41,8 @@ at::Tensor _reshape_alias(const at::Tensor& self, c10::SymIntArrayRef size, c10:
 at::Tensor unfold(const at::Tensor& self, int64_t dim, int64_t size, int64_t step);
 const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
                           std::optional<at::MemoryFormat> memory_format);
-at::Tensor& set_storage(at::Tensor& self, at::Storage source, c10::SymInt storage_offset,
-                        c10::SymIntArrayRef size, c10::SymIntArrayRef stride);
+at::Tensor& set_storage(at::Tensor& self, at::Storage source, c10::SymInt storage_offset, c10::SymIntArrayRef size,
+                        c10::SymIntArrayRef stride);
 at::Tensor& set_source_storage(at::Tensor& self, at::Storage source);
 at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& src);
 at::Tensor& set_empty(at::Tensor& self);
@@ -62,8 +62,7 @@ at::Tensor& div__Tensor(at::Tensor& s, const at::Tensor& o);
 at::Tensor& div_out(const at::Tensor& s, const at::Tensor& o, at::Tensor& out);
 at::Tensor div_Tensor_mode(const at::Tensor& s, const at::Tensor& o, std::optional<c10::string_view> md);
 at::Tensor& div__Tensor_mode(at::Tensor& s, const at::Tensor& o, std::optional<c10::string_view> md);
-at::Tensor& div_out_mode(const at::Tensor& s, const at::Tensor& o, std::optional<c10::string_view> md,
-                         at::Tensor& out);
+at::Tensor& div_out_mode(const at::Tensor& s, const at::Tensor& o, std::optional<c10::string_view> md, at::Tensor& out);
 
 // ---- kernels_elementwise.cc, kernels_binary.cc (namespace ew): unary,
 // binary, comparison, logical, activations. Names follow the ATen overloads:
@@ -71,6 +70,7 @@ at::Tensor& div_out_mode(const at::Tensor& s, const at::Tensor& o, std::optional
 // appended where ATen has one (add_Tensor style).
 namespace ew {
 
+// clang-format off: macro lists, several entries to a line
 #define TPU_EW_UNARY(n)                       \
   at::Tensor n(const at::Tensor& self);       \
   at::Tensor& n##_(at::Tensor& self);         \
@@ -266,6 +266,7 @@ at::Tensor& lerp_Tensor_out(const at::Tensor& self, const at::Tensor& end, const
                       at::Tensor& out);
 TPU_EW_ADDC(addcdiv) TPU_EW_ADDC(addcmul)
 #undef TPU_EW_ADDC
+// clang-format on
 
 }  // namespace ew
 
@@ -294,11 +295,11 @@ at::Tensor min(const at::Tensor& self);
 at::Tensor& max_unary_out(const at::Tensor& self, at::Tensor& out);
 at::Tensor& min_unary_out(const at::Tensor& self, at::Tensor& out);
 std::tuple<at::Tensor, at::Tensor> max_dim(const at::Tensor& self, int64_t dim, bool keepdim);
-std::tuple<at::Tensor&, at::Tensor&> max_dim_max(const at::Tensor& self, int64_t dim, bool keepdim,
-                                                 at::Tensor& max, at::Tensor& max_values);
+std::tuple<at::Tensor&, at::Tensor&> max_dim_max(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& max,
+                                                 at::Tensor& max_values);
 std::tuple<at::Tensor, at::Tensor> min_dim(const at::Tensor& self, int64_t dim, bool keepdim);
-std::tuple<at::Tensor&, at::Tensor&> min_dim_min(const at::Tensor& self, int64_t dim, bool keepdim,
-                                                 at::Tensor& min, at::Tensor& min_indices);
+std::tuple<at::Tensor&, at::Tensor&> min_dim_min(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& min,
+                                                 at::Tensor& min_indices);
 at::Tensor argmax(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim);
 at::Tensor& argmax_out(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, at::Tensor& out);
 at::Tensor argmin(const at::Tensor& self, std::optional<int64_t> dim, bool keepdim);
@@ -329,14 +330,14 @@ std::tuple<at::Tensor, at::Tensor> std_mean_correction(const at::Tensor& self, a
                                                        const std::optional<at::Scalar>& correction, bool keepdim);
 at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dim, bool keepdim);
 at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out);
-at::Tensor linalg_vector_norm(const at::Tensor& self, const at::Scalar& ord, at::OptionalIntArrayRef dim,
-                              bool keepdim, std::optional<at::ScalarType> dtype);
+at::Tensor linalg_vector_norm(const at::Tensor& self, const at::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
+                              std::optional<at::ScalarType> dtype);
 at::Tensor& linalg_vector_norm_out(const at::Tensor& self, const at::Scalar& ord, at::OptionalIntArrayRef dim,
                                    bool keepdim, std::optional<at::ScalarType> dtype, at::Tensor& out);
 at::Tensor norm_ScalarOpt_dim(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim,
                               bool keepdim);
-at::Tensor norm_ScalarOpt_dim_dtype(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                                    at::IntArrayRef dim, bool keepdim, at::ScalarType dtype);
+at::Tensor norm_ScalarOpt_dim_dtype(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim,
+                                    bool keepdim, at::ScalarType dtype);
 at::Tensor& norm_out(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim, bool keepdim,
                      at::Tensor& out);
 at::Tensor& norm_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim,
@@ -366,9 +367,9 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, cons
                                                     const std::optional<at::Tensor>& weight, int64_t reduction,
                                                     c10::SymInt ignore_index);
 std::tuple<at::Tensor&, at::Tensor&> nll_loss_forward_output(const at::Tensor& self, const at::Tensor& target,
-                                                             const std::optional<at::Tensor>& weight,
-                                                             int64_t reduction, c10::SymInt ignore_index,
-                                                             at::Tensor& output, at::Tensor& total_weight);
+                                                             const std::optional<at::Tensor>& weight, int64_t reduction,
+                                                             c10::SymInt ignore_index, at::Tensor& output,
+                                                             at::Tensor& total_weight);
 at::Tensor nll_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                              const std::optional<at::Tensor>& weight, int64_t reduction, c10::SymInt ignore_index,
                              const at::Tensor& total_weight);
@@ -417,18 +418,16 @@ std::tuple<at::Tensor, at::Tensor> _fused_rms_norm_backward(const at::Tensor& gr
 int64_t _fused_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           const std::optional<at::Tensor>& mask, double dropout_p, bool is_causal,
                           std::optional<double> scale, bool enable_gqa);
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor, at::Tensor,
-           at::Tensor>
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor, at::Tensor, at::Tensor>
 _scaled_dot_product_fused_attention_overrideable(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                                  const std::optional<at::Tensor>& attn_bias, double dropout_p,
-                                                 bool is_causal, bool return_debug_mask,
-                                                 std::optional<double> scale);
+                                                 bool is_causal, bool return_debug_mask, std::optional<double> scale);
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> _scaled_dot_product_fused_attention_overrideable_backward(
     const at::Tensor& grad_out, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
     const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& out,
     const at::Tensor& logsumexp, const at::Tensor& cum_seq_q, const at::Tensor& cum_seq_k, c10::SymInt max_q,
-    c10::SymInt max_k, double dropout_p, bool is_causal, const at::Tensor& philox_seed,
-    const at::Tensor& philox_offset, std::optional<double> scale);
+    c10::SymInt max_k, double dropout_p, bool is_causal, const at::Tensor& philox_seed, const at::Tensor& philox_offset,
+    std::optional<double> scale);
 at::Tensor addbmm(const at::Tensor& s, const at::Tensor& b1, const at::Tensor& b2, const at::Scalar& beta,
                   const at::Scalar& alpha);
 at::Tensor& addbmm_(at::Tensor& s, const at::Tensor& b1, const at::Tensor& b2, const at::Scalar& beta,
@@ -467,7 +466,7 @@ at::Tensor& vdot_out(const at::Tensor& s, const at::Tensor& o, at::Tensor& out);
 // ---- kernels_indexing.cc (gather/scatter, index, cat, sort, pad, tri)
 using IndexList = c10::List<std::optional<at::Tensor>>;
 at::Tensor& _index_put_impl_(at::Tensor& self, const IndexList& indices, const at::Tensor& values, bool accumulate,
-                            bool unsafe);
+                             bool unsafe);
 std::tuple<at::Tensor, at::Tensor, at::Tensor> _unique2(const at::Tensor& self, bool sorted, bool return_inverse,
                                                         bool return_counts);
 at::Tensor cat(const at::ITensorListRef& tensors, int64_t dim);
@@ -480,8 +479,7 @@ at::Tensor gather(const at::Tensor& s, int64_t dim, const at::Tensor& i, bool sp
 at::Tensor& gather_out(const at::Tensor& s, int64_t dim, const at::Tensor& i, bool sparse_grad, at::Tensor& out);
 at::Tensor index_Tensor(const at::Tensor& self, const IndexList& indices);
 at::Tensor& index_Tensor_out(const at::Tensor& self, const IndexList& indices, at::Tensor& out);
-at::Tensor index_add(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
-                     const at::Scalar& a);
+at::Tensor index_add(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src, const at::Scalar& a);
 at::Tensor& index_add_(at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src, const at::Scalar& a);
 at::Tensor& index_add_out(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
                           const at::Scalar& a, at::Tensor& out);
@@ -494,8 +492,8 @@ at::Tensor& index_fill__int_Tensor(at::Tensor& self, int64_t dim, const at::Tens
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index);
 at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tensor& index, at::Tensor& out);
 std::tuple<at::Tensor, at::Tensor> kthvalue(const at::Tensor& self, c10::SymInt k, int64_t dim, bool keepdim);
-std::tuple<at::Tensor&, at::Tensor&> kthvalue_values(const at::Tensor& self, c10::SymInt k, int64_t dim,
-                                                     bool keepdim, at::Tensor& values, at::Tensor& indices);
+std::tuple<at::Tensor&, at::Tensor&> kthvalue_values(const at::Tensor& self, c10::SymInt k, int64_t dim, bool keepdim,
+                                                     at::Tensor& values, at::Tensor& indices);
 at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::Tensor& source);
 at::Tensor masked_select(const at::Tensor& self, const at::Tensor& mask);
 at::Tensor& masked_select_out(const at::Tensor& self, const at::Tensor& mask, at::Tensor& out);
@@ -522,8 +520,7 @@ at::Tensor& scatter_value_out(const at::Tensor& s, int64_t dim, const at::Tensor
                               at::Tensor& out);
 at::Tensor scatter_reduce(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
                           c10::string_view r);
-at::Tensor& scatter__reduce(at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
-                            c10::string_view r);
+at::Tensor& scatter__reduce(at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src, c10::string_view r);
 at::Tensor& scatter_reduce_out(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
                                c10::string_view r, at::Tensor& out);
 at::Tensor scatter_value_reduce(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Scalar& v,
@@ -544,9 +541,8 @@ at::Tensor& scatter_reduce_two_out(const at::Tensor& s, int64_t dim, const at::T
                                    c10::string_view r, bool include_self, at::Tensor& out);
 std::tuple<at::Tensor, at::Tensor> sort_stable(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
                                                bool descending);
-std::tuple<at::Tensor&, at::Tensor&> sort_values_stable(const at::Tensor& self, std::optional<bool> stable,
-                                                        int64_t dim, bool descending, at::Tensor& values,
-                                                        at::Tensor& indices);
+std::tuple<at::Tensor&, at::Tensor&> sort_values_stable(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
+                                                        bool descending, at::Tensor& values, at::Tensor& indices);
 at::Tensor take(const at::Tensor& self, const at::Tensor& index);
 at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor& out);
 std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, c10::SymInt k, int64_t dim, bool largest, bool sorted);
@@ -605,8 +601,8 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                                     at::IntArrayRef output_padding, int64_t groups);
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
-    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
-    int64_t groups, std::array<bool, 3> output_mask);
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding, int64_t groups,
+    std::array<bool, 3> output_mask);
 at::Tensor view_as_complex(const at::Tensor& self);
 at::Tensor view_as_real(const at::Tensor& self);
 // (kernels_grouped_mm.cc)
@@ -634,8 +630,8 @@ at::Tensor _fft_c2c(const at::Tensor& self, c10::SymIntArrayRef dim, int64_t nor
 at::Tensor& _fft_c2c_out(const at::Tensor& self, c10::SymIntArrayRef dim, int64_t normalization, bool forward,
                          at::Tensor& out);
 at::Tensor _fft_c2r(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, c10::SymInt last_dim_size);
-at::Tensor& _fft_c2r_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization,
-                         c10::SymInt last_dim_size, at::Tensor& out);
+at::Tensor& _fft_c2r_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, c10::SymInt last_dim_size,
+                         at::Tensor& out);
 at::Tensor _fft_r2c(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided);
 at::Tensor& _fft_r2c_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided,
                          at::Tensor& out);
@@ -658,24 +654,24 @@ at::Tensor nextafter(const at::Tensor& a, const at::Tensor& b);
 at::Tensor& nextafter_(at::Tensor& a, const at::Tensor& b);
 at::Tensor& nextafter_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out);
 at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-    std::optional<at::ScalarType> dtype);
+                  std::optional<at::ScalarType> dtype);
 at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-    std::optional<at::ScalarType> dtype, at::Tensor& out);
+                       std::optional<at::ScalarType> dtype, at::Tensor& out);
 bool equal(const at::Tensor& self, const at::Tensor& other);
 at::Tensor trace(const at::Tensor& self);
 void _cummax_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim);
 void _cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim);
 at::Tensor index_reduce(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
-    c10::string_view reduce, bool include_self);
+                        c10::string_view reduce, bool include_self);
 at::Tensor& index_reduce_(at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
-    c10::string_view reduce, bool include_self);
+                          c10::string_view reduce, bool include_self);
 at::Tensor& index_reduce_out(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
-    c10::string_view reduce, bool include_self, at::Tensor& out);
+                             c10::string_view reduce, bool include_self, at::Tensor& out);
 at::Tensor glu(const at::Tensor& self, int64_t dim);
 at::Tensor& glu_out(const at::Tensor& self, int64_t dim, at::Tensor& out);
 at::Tensor glu_backward(const at::Tensor& grad, const at::Tensor& self, int64_t dim);
 at::Tensor& glu_backward_grad_input(const at::Tensor& grad, const at::Tensor& self, int64_t dim,
-    at::Tensor& grad_input);
+                                    at::Tensor& grad_input);
 at::Tensor special_xlog1py(const at::Tensor& a, const at::Tensor& b);
 at::Tensor& special_xlog1py_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out);
 at::Tensor lshift_Tensor(const at::Tensor& a, const at::Tensor& b);
@@ -691,86 +687,95 @@ at::Tensor& linalg_cross_out(const at::Tensor& a, const at::Tensor& b, int64_t d
 at::Tensor renorm(const at::Tensor& s, const at::Scalar& p, int64_t dim, const at::Scalar& maxnorm);
 at::Tensor& renorm_(at::Tensor& s, const at::Scalar& p, int64_t dim, const at::Scalar& maxnorm);
 at::Tensor& renorm_out(const at::Tensor& s, const at::Scalar& p, int64_t dim, const at::Scalar& maxnorm,
-    at::Tensor& out);
+                       at::Tensor& out);
 at::Tensor searchsorted_Tensor(const at::Tensor& seq, const at::Tensor& self, bool out_int32, bool right,
-    std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter);
+                               std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter);
 at::Tensor& searchsorted_Tensor_out(const at::Tensor& seq, const at::Tensor& self, bool out_int32, bool right,
-    std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter, at::Tensor& out);
+                                    std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter,
+                                    at::Tensor& out);
 at::Tensor searchsorted_Scalar(const at::Tensor& seq, const at::Scalar& self, bool out_int32, bool right,
-    std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter);
+                               std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter);
 at::Tensor& searchsorted_Scalar_out(const at::Tensor& seq, const at::Scalar& self, bool out_int32, bool right,
-    std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter, at::Tensor& out);
+                                    std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter,
+                                    at::Tensor& out);
 at::Tensor bucketize_Tensor(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32, bool right);
 at::Tensor& bucketize_Tensor_out(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32, bool right,
-    at::Tensor& out);
+                                 at::Tensor& out);
 at::Tensor bucketize_Scalar(const at::Scalar& self, const at::Tensor& boundaries, bool out_int32, bool right);
 at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& weights, c10::SymInt minlength_s);
 at::Tensor max_unpool2d(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size);
 at::Tensor& max_unpool2d_out(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size,
-    at::Tensor& out);
+                             at::Tensor& out);
 at::Tensor max_unpool3d(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size,
-    at::IntArrayRef stride, at::IntArrayRef padding);
+                        at::IntArrayRef stride, at::IntArrayRef padding);
 at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size,
-    at::IntArrayRef stride, at::IntArrayRef padding, at::Tensor& out);
+                             at::IntArrayRef stride, at::IntArrayRef padding, at::Tensor& out);
 at::Tensor huber_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta);
 at::Tensor& huber_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta,
-    at::Tensor& out);
+                           at::Tensor& out);
 at::Tensor huber_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-    int64_t reduction, double delta);
+                               int64_t reduction, double delta);
 at::Tensor& huber_loss_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-    int64_t reduction, double delta, at::Tensor& grad_input);
+                                    int64_t reduction, double delta, at::Tensor& grad_input);
 at::Tensor smooth_l1_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta);
 at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta,
-    at::Tensor& out);
+                               at::Tensor& out);
 at::Tensor smooth_l1_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-    int64_t reduction, double beta);
+                                   int64_t reduction, double beta);
 at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-    int64_t reduction, double beta, at::Tensor& grad_input);
+                                        int64_t reduction, double beta, at::Tensor& grad_input);
 at::Tensor binary_cross_entropy(const at::Tensor& self, const at::Tensor& target,
-    const std::optional<at::Tensor>& weight, int64_t reduction);
+                                const std::optional<at::Tensor>& weight, int64_t reduction);
 at::Tensor& binary_cross_entropy_out(const at::Tensor& self, const at::Tensor& target,
-    const std::optional<at::Tensor>& weight, int64_t reduction, at::Tensor& out);
+                                     const std::optional<at::Tensor>& weight, int64_t reduction, at::Tensor& out);
 at::Tensor binary_cross_entropy_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-    const std::optional<at::Tensor>& weight, int64_t reduction);
-at::Tensor& binary_cross_entropy_backward_out(const at::Tensor& grad, const at::Tensor& self,
-    const at::Tensor& target, const std::optional<at::Tensor>& weight, int64_t reduction, at::Tensor& grad_input);
+                                         const std::optional<at::Tensor>& weight, int64_t reduction);
+at::Tensor& binary_cross_entropy_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+                                              const std::optional<at::Tensor>& weight, int64_t reduction,
+                                              at::Tensor& grad_input);
 // (kernels_coverage_pool.cc)
-std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(const at::Tensor& self, at::IntArrayRef k,
-    at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode);
+std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                                                           at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode);
 std::tuple<at::Tensor&, at::Tensor&> max_pool2d_with_indices_out(const at::Tensor& self, at::IntArrayRef k,
-    at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode, at::Tensor& out, at::Tensor& indices);
+                                                                 at::IntArrayRef s, at::IntArrayRef p,
+                                                                 at::IntArrayRef d, bool ceil_mode, at::Tensor& out,
+                                                                 at::Tensor& indices);
 at::Tensor max_pool2d_with_indices_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
-    at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode, const at::Tensor& indices);
-at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad, const at::Tensor& self,
-    at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode,
-    const at::Tensor& indices, at::Tensor& grad_input);
-std::tuple<at::Tensor, at::Tensor> max_pool3d_with_indices(const at::Tensor& self, at::IntArrayRef k,
-    at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode);
+                                            at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode,
+                                            const at::Tensor& indices);
+at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
+                                                 at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d,
+                                                 bool ceil_mode, const at::Tensor& indices, at::Tensor& grad_input);
+std::tuple<at::Tensor, at::Tensor> max_pool3d_with_indices(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                                                           at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode);
 std::tuple<at::Tensor&, at::Tensor&> max_pool3d_with_indices_out(const at::Tensor& self, at::IntArrayRef k,
-    at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode, at::Tensor& out, at::Tensor& indices);
-at::Tensor& max_pool3d_with_indices_backward_out(const at::Tensor& grad, const at::Tensor& self,
-    at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode,
-    const at::Tensor& indices, at::Tensor& grad_input);
+                                                                 at::IntArrayRef s, at::IntArrayRef p,
+                                                                 at::IntArrayRef d, bool ceil_mode, at::Tensor& out,
+                                                                 at::Tensor& indices);
+at::Tensor& max_pool3d_with_indices_backward_out(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
+                                                 at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d,
+                                                 bool ceil_mode, const at::Tensor& indices, at::Tensor& grad_input);
 at::Tensor max_pool3d_with_indices_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
-    at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode, const at::Tensor& indices);
-at::Tensor avg_pool2d(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
-    bool ceil_mode, bool cip, std::optional<int64_t> div);
+                                            at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode,
+                                            const at::Tensor& indices);
+at::Tensor avg_pool2d(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode,
+                      bool cip, std::optional<int64_t> div);
 at::Tensor& avg_pool2d_out(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
-    bool ceil_mode, bool cip, std::optional<int64_t> div, at::Tensor& out);
-at::Tensor avg_pool2d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
-    at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode, bool cip, std::optional<int64_t> div);
+                           bool ceil_mode, bool cip, std::optional<int64_t> div, at::Tensor& out);
+at::Tensor avg_pool2d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                               at::IntArrayRef p, bool ceil_mode, bool cip, std::optional<int64_t> div);
 at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
-    at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode, bool cip, std::optional<int64_t> div,
-    at::Tensor& grad_input);
-at::Tensor avg_pool3d(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
-    bool ceil_mode, bool cip, std::optional<int64_t> div);
+                                    at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode, bool cip,
+                                    std::optional<int64_t> div, at::Tensor& grad_input);
+at::Tensor avg_pool3d(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode,
+                      bool cip, std::optional<int64_t> div);
 at::Tensor& avg_pool3d_out(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
-    bool ceil_mode, bool cip, std::optional<int64_t> div, at::Tensor& out);
-at::Tensor avg_pool3d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
-    at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode, bool cip, std::optional<int64_t> div);
+                           bool ceil_mode, bool cip, std::optional<int64_t> div, at::Tensor& out);
+at::Tensor avg_pool3d_backward(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                               at::IntArrayRef p, bool ceil_mode, bool cip, std::optional<int64_t> div);
 at::Tensor& avg_pool3d_backward_out(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
-    at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode, bool cip, std::optional<int64_t> div,
-    at::Tensor& grad_input);
+                                    at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode, bool cip,
+                                    std::optional<int64_t> div, at::Tensor& grad_input);
 at::Tensor _adaptive_avg_pool2d(const at::Tensor& self, c10::SymIntArrayRef output_size);
 at::Tensor& _adaptive_avg_pool2d_out(const at::Tensor& self, c10::SymIntArrayRef output_size, at::Tensor& out);
 at::Tensor _adaptive_avg_pool2d_backward(const at::Tensor& grad, const at::Tensor& self);
@@ -779,16 +784,16 @@ at::Tensor& _adaptive_avg_pool3d_out(const at::Tensor& self, c10::SymIntArrayRef
 at::Tensor _adaptive_avg_pool3d_backward(const at::Tensor& grad, const at::Tensor& self);
 std::tuple<at::Tensor, at::Tensor> adaptive_max_pool2d(const at::Tensor& self, at::IntArrayRef os);
 std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool2d_out(const at::Tensor& self, at::IntArrayRef os,
-    at::Tensor& out, at::Tensor& indices);
+                                                             at::Tensor& out, at::Tensor& indices);
 at::Tensor adaptive_max_pool2d_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& indices);
-at::Tensor& adaptive_max_pool2d_backward_out(const at::Tensor& grad, const at::Tensor& self,
-    const at::Tensor& indices, at::Tensor& grad_input);
+at::Tensor& adaptive_max_pool2d_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& indices,
+                                             at::Tensor& grad_input);
 std::tuple<at::Tensor, at::Tensor> adaptive_max_pool3d(const at::Tensor& self, at::IntArrayRef os);
 std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool3d_out(const at::Tensor& self, at::IntArrayRef os,
-    at::Tensor& out, at::Tensor& indices);
+                                                             at::Tensor& out, at::Tensor& indices);
 at::Tensor adaptive_max_pool3d_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& indices);
-at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad, const at::Tensor& self,
-    const at::Tensor& indices, at::Tensor& grad_input);
+at::Tensor& adaptive_max_pool3d_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& indices,
+                                             at::Tensor& grad_input);
 }  // namespace cov
 
 }  // namespace tpu

@@ -34,8 +34,8 @@
 #include <ATen/ops/xlogy_meta.h>
 
 #include "aten/data_checks.h"
-#include "aten/kernels.h"
 #include "aten/ew_checks.h"
+#include "aten/kernels.h"
 #include "aten/structured.h"
 #include "ops/elementwise.h"
 
@@ -48,16 +48,14 @@ using shlo::Value;
 using Vals = std::vector<Value>;
 
 template <class M>
-void add_impl(M& m, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other,
-              const at::Scalar& alpha) {
+void add_impl(M& m, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   shlo::DType c = to_shlo(m.common_dtype());
   pointwise(out, "add", {self, other}, c, {scalar_of(alpha, c)},
             [](Builder& b, const Vals& v) { return ops::add(b, v[0], v[1], v[2]); });
 }
 
 template <class M>
-void sub_impl(M& m, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other,
-              const at::Scalar& alpha) {
+void sub_impl(M& m, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other, const at::Scalar& alpha) {
   shlo::DType c = to_shlo(m.common_dtype());
   pointwise(out, "sub", {self, other}, c, {scalar_of(alpha, c)},
             [](Builder& b, const Vals& v) { return ops::sub(b, v[0], v[1], v[2]); });
@@ -168,7 +166,6 @@ using shlo::Value;
 using Vals = std::vector<Value>;
 using ops::Binary;
 
-
 // TensorIterator configurations of the ops ATen implements without a
 // structured kernel (the ones their CPU kernels build). Arguments past the
 // tensors (scalars, flags) do not change the output metadata.
@@ -208,9 +205,8 @@ struct PowTensorScalar {
       double v = e.toDouble();
       for (double special : {0.0, 1.0, 2.0, 3.0, 0.5, -0.5, -1.0, -2.0}) {
         if (v != special) continue;
-        pointwise(out, "pow_special:" + std::to_string(v), {base}, c, {}, [v](Builder& b, const Vals& x) {
-          return ops::pow_special(b, x[0], v);
-        });
+        pointwise(out, "pow_special:" + std::to_string(v), {base}, c, {},
+                  [v](Builder& b, const Vals& x) { return ops::pow_special(b, x[0], v); });
         return;
       }
     }
@@ -299,24 +295,24 @@ struct AddcOp {
 
 // ---- binary ops: NAME (functional), NAME_ (in-place), NAME_out, with the
 // ATen overload name appended where the op has one.
-#define EW_BINARY_FN(fn, Meta, Impl)                                                 \
+#define EW_BINARY_FN(fn, Meta, Impl) \
   at::Tensor fn(const at::Tensor& s, const at::Tensor& o) { return functional<Meta>(Impl{}, s, o); }
-#define EW_BINARY_INPLACE(fn, Meta, Impl)                                            \
+#define EW_BINARY_INPLACE(fn, Meta, Impl) \
   at::Tensor& fn(at::Tensor& s, const at::Tensor& o) { return inplace<Meta>(s, Impl{}, o); }
-#define EW_BINARY_OUT(fn, Meta, Impl)                                                \
-  at::Tensor& fn(const at::Tensor& s, const at::Tensor& o, at::Tensor& out) {        \
-    return out_variant<Meta>(out, Impl{}, s, o);                                     \
+#define EW_BINARY_OUT(fn, Meta, Impl)                                         \
+  at::Tensor& fn(const at::Tensor& s, const at::Tensor& o, at::Tensor& out) { \
+    return out_variant<Meta>(out, Impl{}, s, o);                              \
   }
 
-#define EW_BINARY3(name, Meta, B, A)                                                 \
-  using name##_impl = BinaryOp<Binary::B, Accepts::A>;                               \
-  EW_BINARY_FN(name, Meta, name##_impl)                                              \
-  EW_BINARY_INPLACE(name##_, Meta, name##_impl)                                      \
+#define EW_BINARY3(name, Meta, B, A)                   \
+  using name##_impl = BinaryOp<Binary::B, Accepts::A>; \
+  EW_BINARY_FN(name, Meta, name##_impl)                \
+  EW_BINARY_INPLACE(name##_, Meta, name##_impl)        \
   EW_BINARY_OUT(name##_out, Meta, name##_impl)
-#define EW_BINARY3_T(name, Meta, B, A)                                               \
-  using name##_impl = BinaryOp<Binary::B, Accepts::A>;                               \
-  EW_BINARY_FN(name##_Tensor, Meta, name##_impl)                                     \
-  EW_BINARY_INPLACE(name##__Tensor, Meta, name##_impl)                               \
+#define EW_BINARY3_T(name, Meta, B, A)                 \
+  using name##_impl = BinaryOp<Binary::B, Accepts::A>; \
+  EW_BINARY_FN(name##_Tensor, Meta, name##_impl)       \
+  EW_BINARY_INPLACE(name##__Tensor, Meta, name##_impl) \
   EW_BINARY_OUT(name##_Tensor_out, Meta, name##_impl)
 
 EW_BINARY3(atan2, at::meta::structured_atan2, Atan2, All)
@@ -339,9 +335,9 @@ EW_BINARY_INPLACE(xlogy__Tensor, at::meta::structured_xlogy_Tensor, xlogy_impl)
 EW_BINARY_OUT(xlogy_OutTensor, at::meta::structured_xlogy_Tensor, xlogy_impl)
 
 // No in-place overloads in ATen.
-#define EW_BINARY2(name, B, A)                                                       \
-  using name##_impl = BinaryOp<Binary::B, Accepts::A>;                               \
-  EW_BINARY_FN(name, at::meta::structured_##name, name##_impl)                       \
+#define EW_BINARY2(name, B, A)                                 \
+  using name##_impl = BinaryOp<Binary::B, Accepts::A>;         \
+  EW_BINARY_FN(name, at::meta::structured_##name, name##_impl) \
   EW_BINARY_OUT(name##_out, at::meta::structured_##name, name##_impl)
 EW_BINARY2(fmax, Fmax, All)
 EW_BINARY2(fmin, Fmin, All)
@@ -360,13 +356,13 @@ at::Tensor remainder_Scalar_Tensor(const at::Scalar& s, const at::Tensor& o) {
 }
 
 // logical ops: a bool result unless out= / in-place say otherwise.
-#define EW_LOGICAL(name, B)                                                                                   \
-  using name##_impl = BinaryOp<Binary::B, Accepts::All>;                                                      \
-  EW_BINARY_OUT(name##_out, ComparisonMeta, name##_impl)                                                      \
-  at::Tensor name(const at::Tensor& s, const at::Tensor& o) {                                                 \
-    at::Tensor out = empty({0}, at::kBool, common_device({&s, &o}));                                          \
-    return ew::name##_out(s, o, out);                                                                             \
-  }                                                                                                           \
+#define EW_LOGICAL(name, B)                                          \
+  using name##_impl = BinaryOp<Binary::B, Accepts::All>;             \
+  EW_BINARY_OUT(name##_out, ComparisonMeta, name##_impl)             \
+  at::Tensor name(const at::Tensor& s, const at::Tensor& o) {        \
+    at::Tensor out = empty({0}, at::kBool, common_device({&s, &o})); \
+    return ew::name##_out(s, o, out);                                \
+  }                                                                  \
   at::Tensor& name##_(at::Tensor& s, const at::Tensor& o) { return ew::name##_out(s, o, s); }
 EW_LOGICAL(logical_and, LogicalAnd)
 EW_LOGICAL(logical_or, LogicalOr)
@@ -404,24 +400,24 @@ at::Tensor& pow_Scalar_out(const at::Scalar& s, const at::Tensor& e, at::Tensor&
 
 // ---- comparisons
 
-#define EW_COMPARE(name, C)                                                                                  \
-  at::Tensor name##_Tensor(const at::Tensor& s, const at::Tensor& o) {                                      \
-    return functional<at::meta::structured_##name##_Tensor>(CompareOp<C>{}, s, o);                          \
-  }                                                                                                          \
-  at::Tensor name##_Scalar(const at::Tensor& s, const at::Scalar& o) {                                      \
-    return functional<at::meta::structured_##name##_Scalar>(CompareOp<C>{}, s, o);                          \
-  }                                                                                                          \
-  at::Tensor& name##_Tensor_out(const at::Tensor& s, const at::Tensor& o, at::Tensor& out) {                \
-    return out_variant<at::meta::structured_##name##_Tensor>(out, CompareOp<C>{}, s, o);                    \
-  }                                                                                                          \
-  at::Tensor& name##_Scalar_out(const at::Tensor& s, const at::Scalar& o, at::Tensor& out) {                \
-    return out_variant<at::meta::structured_##name##_Scalar>(out, CompareOp<C>{}, s, o);                    \
-  }                                                                                                          \
-  at::Tensor& name##__Tensor(at::Tensor& s, const at::Tensor& o) {                                          \
-    return inplace<at::meta::structured_##name##_Tensor>(s, CompareOp<C>{}, o);                             \
-  }                                                                                                          \
-  at::Tensor& name##__Scalar(at::Tensor& s, const at::Scalar& o) {                                          \
-    return inplace<at::meta::structured_##name##_Scalar>(s, CompareOp<C>{}, o);                             \
+#define EW_COMPARE(name, C)                                                                  \
+  at::Tensor name##_Tensor(const at::Tensor& s, const at::Tensor& o) {                       \
+    return functional<at::meta::structured_##name##_Tensor>(CompareOp<C>{}, s, o);           \
+  }                                                                                          \
+  at::Tensor name##_Scalar(const at::Tensor& s, const at::Scalar& o) {                       \
+    return functional<at::meta::structured_##name##_Scalar>(CompareOp<C>{}, s, o);           \
+  }                                                                                          \
+  at::Tensor& name##_Tensor_out(const at::Tensor& s, const at::Tensor& o, at::Tensor& out) { \
+    return out_variant<at::meta::structured_##name##_Tensor>(out, CompareOp<C>{}, s, o);     \
+  }                                                                                          \
+  at::Tensor& name##_Scalar_out(const at::Tensor& s, const at::Scalar& o, at::Tensor& out) { \
+    return out_variant<at::meta::structured_##name##_Scalar>(out, CompareOp<C>{}, s, o);     \
+  }                                                                                          \
+  at::Tensor& name##__Tensor(at::Tensor& s, const at::Tensor& o) {                           \
+    return inplace<at::meta::structured_##name##_Tensor>(s, CompareOp<C>{}, o);              \
+  }                                                                                          \
+  at::Tensor& name##__Scalar(at::Tensor& s, const at::Scalar& o) {                           \
+    return inplace<at::meta::structured_##name##_Scalar>(s, CompareOp<C>{}, o);              \
   }
 EW_COMPARE(eq, shlo::Cmp::EQ)
 EW_COMPARE(ge, shlo::Cmp::GE)
@@ -459,15 +455,15 @@ at::Tensor& lerp_Tensor_out(const at::Tensor& s, const at::Tensor& e, const at::
 }
 
 #define EW_ADDC(name, Div)                                                                                     \
-  at::Tensor name(const at::Tensor& s, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& v) {     \
-    return functional<at::meta::structured_##name>(AddcOp<Div>{}, s, t1, t2, v);                              \
+  at::Tensor name(const at::Tensor& s, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& v) {      \
+    return functional<at::meta::structured_##name>(AddcOp<Div>{}, s, t1, t2, v);                               \
   }                                                                                                            \
-  at::Tensor& name##_(at::Tensor& s, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& v) {       \
-    return inplace<at::meta::structured_##name>(s, AddcOp<Div>{}, t1, t2, v);                                 \
+  at::Tensor& name##_(at::Tensor& s, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& v) {        \
+    return inplace<at::meta::structured_##name>(s, AddcOp<Div>{}, t1, t2, v);                                  \
   }                                                                                                            \
   at::Tensor& name##_out(const at::Tensor& s, const at::Tensor& t1, const at::Tensor& t2, const at::Scalar& v, \
                          at::Tensor& out) {                                                                    \
-    return out_variant<at::meta::structured_##name>(out, AddcOp<Div>{}, s, t1, t2, v);                        \
+    return out_variant<at::meta::structured_##name>(out, AddcOp<Div>{}, s, t1, t2, v);                         \
   }
 EW_ADDC(addcdiv, true)
 EW_ADDC(addcmul, false)

@@ -31,8 +31,8 @@ ops::ConvParams params(const at::Tensor& input, const at::Tensor& weight, at::In
               input.dim(), "-D");
   TORCH_CHECK(weight.dim() == input.dim(), "convolution: weight should have ", input.dim(), " dimensions, got ",
               weight.dim());
-  TORCH_CHECK(input.scalar_type() == weight.scalar_type(), "Input type (", input.scalar_type(),
-              ") and weight type (", weight.scalar_type(), ") should be the same");
+  TORCH_CHECK(input.scalar_type() == weight.scalar_type(), "Input type (", input.scalar_type(), ") and weight type (",
+              weight.scalar_type(), ") should be the same");
   // Integer convolutions run exactly in their own type (the CPU's slow path accepts them).
   TORCH_CHECK((at::isFloatingType(input.scalar_type()) && input.scalar_type() != at::kDouble) ||
                   at::isIntegralType(input.scalar_type(), /*includeBool=*/false),
@@ -54,16 +54,14 @@ ops::ConvParams params(const at::Tensor& input, const at::Tensor& weight, at::In
   }
   int64_t c = input.size(1);
   if (transposed) {
-    TORCH_CHECK(weight.size(0) == c, "Given transposed=1, weight of size ", weight.sizes(),
-                ", expected input", input.sizes(), " to have ", weight.size(0), " channels, but got ", c,
-                " channels instead");
+    TORCH_CHECK(weight.size(0) == c, "Given transposed=1, weight of size ", weight.sizes(), ", expected input",
+                input.sizes(), " to have ", weight.size(0), " channels, but got ", c, " channels instead");
     TORCH_CHECK(c % groups == 0, "Given groups=", groups, ", expected input channels to be divisible by groups");
   } else {
     TORCH_CHECK(weight.size(1) * groups == c, "Given groups=", groups, ", weight of size ", weight.sizes(),
                 ", expected input", input.sizes(), " to have ", weight.size(1) * groups, " channels, but got ", c,
                 " channels instead");
-    TORCH_CHECK(weight.size(0) % groups == 0, "Given groups=", groups,
-                ", expected weight to be divisible by groups");
+    TORCH_CHECK(weight.size(0) % groups == 0, "Given groups=", groups, ", expected weight to be divisible by groups");
   }
   return p;
 }
@@ -92,8 +90,8 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
   bool has_bias = bias.has_value() && bias->defined();
   std::vector<engine::Ref> in{read(input), read(weight)};
   if (has_bias) {
-    TORCH_CHECK(bias->dim() == 1 && bias->size(0) == out[1], "convolution: expected bias of shape [", out[1],
-                "], got ", bias->sizes());
+    TORCH_CHECK(bias->dim() == 1 && bias->size(0) == out[1], "convolution: expected bias of shape [", out[1], "], got ",
+                bias->sizes());
     in.push_back(read_as(*bias, to_shlo(input.scalar_type())));
   }
   engine::Ref r = op(key_of(has_bias ? "conv_b" : "conv", p), std::move(in),
@@ -105,8 +103,8 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable(
     const at::Tensor& grad_output, const at::Tensor& input, const at::Tensor& weight, at::IntArrayRef stride,
-    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding,
-    int64_t groups, std::array<bool, 3> output_mask) {
+    at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed, at::IntArrayRef output_padding, int64_t groups,
+    std::array<bool, 3> output_mask) {
   ops::ConvParams p = params(input, weight, stride, padding, dilation, transposed, output_padding, groups);
   shlo::DType dt = to_shlo(input.scalar_type());
   shlo::Shape in_shape = shape_of(input.sizes()), w_shape = shape_of(weight.sizes());
@@ -114,18 +112,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   at::Tensor gi, gw, gb;
   if (output_mask[0]) {
     // The input's size is not implied by grad_output's (strides floor it).
-    gi = wrap(op(key_of("conv_gi", p) + "i" + shape_str(input.sizes()), {gy, read(weight)}, shlo::Type{dt, in_shape},
-                 [p, in_shape](Builder& b, const Vals& v) {
-                   return Vals{ops::conv_grad_input(b, v[0], v[1], in_shape, p)};
-                 }),
-              input.device());
+    gi = wrap(
+        op(key_of("conv_gi", p) + "i" + shape_str(input.sizes()), {gy, read(weight)}, shlo::Type{dt, in_shape},
+           [p, in_shape](Builder& b, const Vals& v) { return Vals{ops::conv_grad_input(b, v[0], v[1], in_shape, p)}; }),
+        input.device());
   }
   if (output_mask[1]) {
-    gw = wrap(op(key_of("conv_gw", p) + "w" + shape_str(weight.sizes()), {gy, read(input)}, shlo::Type{dt, w_shape},
-                 [p, w_shape](Builder& b, const Vals& v) {
-                   return Vals{ops::conv_grad_weight(b, v[0], v[1], w_shape, p)};
-                 }),
-              input.device());
+    gw = wrap(
+        op(key_of("conv_gw", p) + "w" + shape_str(weight.sizes()), {gy, read(input)}, shlo::Type{dt, w_shape},
+           [p, w_shape](Builder& b, const Vals& v) { return Vals{ops::conv_grad_weight(b, v[0], v[1], w_shape, p)}; }),
+        input.device());
   }
   if (output_mask[2]) {
     gb = wrap(op("conv_gb", {gy}, shlo::Type{dt, {grad_output.size(1)}},

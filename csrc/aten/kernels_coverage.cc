@@ -69,17 +69,15 @@ engine::Ref fft_c2c_ref(const at::Tensor& self, at::IntArrayRef dim, int64_t nor
   TORCH_CHECK(self.is_complex(), "_fft_c2c expects a complex input tensor, but got ", self.scalar_type());
   check_norm(norm);
   std::vector<int64_t> dims = fft_dims(self, dim);
-  return op("fft_c2c" + ints(dims) + std::to_string(norm) + (forward ? "f" : "b"), {read(self)}, type_of(self),
-            [dims, norm, forward](Builder& b, const Vals& in) {
-              return Vals{ops::fft_c2c(b, in[0], dims, norm, forward)};
-            });
+  return op(
+      "fft_c2c" + ints(dims) + std::to_string(norm) + (forward ? "f" : "b"), {read(self)}, type_of(self),
+      [dims, norm, forward](Builder& b, const Vals& in) { return Vals{ops::fft_c2c(b, in[0], dims, norm, forward)}; });
 }
 
 engine::Ref fft_r2c_ref(const at::Tensor& self, at::IntArrayRef dim, int64_t norm, bool onesided) {
-  TORCH_CHECK(self.is_floating_point(), "_fft_r2c expects a floating point input tensor, but got ",
+  TORCH_CHECK(self.is_floating_point(), "_fft_r2c expects a floating point input tensor, but got ", self.scalar_type());
+  TORCH_CHECK(self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble, "Unsupported dtype ",
               self.scalar_type());
-  TORCH_CHECK(self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble,
-              "Unsupported dtype ", self.scalar_type());
   check_norm(norm);
   std::vector<int64_t> dims = fft_dims(self, dim);
   TORCH_CHECK(!dims.empty(), "_fft_r2c expects at least one dim");
@@ -114,7 +112,6 @@ engine::Ref conj_ref(const at::Tensor& self) {
   if (!self.is_complex()) return v;
   return op("conj_physical", {v}, type_of(self), [](Builder& b, const Vals& in) { return Vals{ops::conj(b, in[0])}; });
 }
-
 
 // ---- small device reads (data-dependent sizes and input checks)
 
@@ -177,8 +174,8 @@ at::Tensor& _fft_r2c_out(const at::Tensor& self, at::IntArrayRef dim, int64_t no
 at::Tensor _fft_c2r(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, c10::SymInt last_dim_size) {
   return wrap(fft_c2r_ref(self, dim, normalization, last_dim_size.expect_int()), self.device());
 }
-at::Tensor& _fft_c2r_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization,
-                         c10::SymInt last_dim_size, at::Tensor& out) {
+at::Tensor& _fft_c2r_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, c10::SymInt last_dim_size,
+                         at::Tensor& out) {
   return store_out(out, fft_c2r_ref(self, dim, normalization, last_dim_size.expect_int()));
 }
 
@@ -208,8 +205,8 @@ void binary_into(M& m, const at::Tensor& out, const char* key, const at::Tensor&
 }
 
 void check_integral(const char* op, at::ScalarType t, bool allow_bool = false) {
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(t, allow_bool), "\"", op, "\" not implemented for '",
-                              at::toString(t), "'");
+  TORCH_CHECK_NOT_IMPLEMENTED(at::isIntegralType(t, allow_bool), "\"", op, "\" not implemented for '", at::toString(t),
+                              "'");
 }
 void check_floating(const char* op, at::ScalarType t) {
   TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t), "\"", op, "\" not implemented for '", at::toString(t), "'");
@@ -229,8 +226,7 @@ struct Shift {
   bool left;
   void operator()(M& m, const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) const {
     check_integral(left ? "lshift_tpu" : "rshift_tpu", m.common_dtype());
-    binary_into(m, out, left ? "shift_left" : "shift_right", a, b,
-                left ? Fn2(ops::shift_left) : Fn2(ops::shift_right));
+    binary_into(m, out, left ? "shift_left" : "shift_right", a, b, left ? Fn2(ops::shift_left) : Fn2(ops::shift_right));
   }
 };
 
@@ -316,8 +312,10 @@ std::vector<int64_t> broadcast_shape(const at::Tensor& a, const at::Tensor& b) {
 
 template <class M>
 void cross_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other, int64_t dim) {
-  TORCH_CHECK(self.scalar_type() == other.scalar_type(), "linalg.cross: expected input and other to have the same "
-              "dtype, but got ", self.scalar_type(), " and ", other.scalar_type());
+  TORCH_CHECK(self.scalar_type() == other.scalar_type(),
+              "linalg.cross: expected input and other to have the same "
+              "dtype, but got ",
+              self.scalar_type(), " and ", other.scalar_type());
   int64_t d = at::maybe_wrap_dim(dim, static_cast<int64_t>(out.dim()));
   shlo::Shape shape = shape_of(out.sizes());
   shlo::DType t = to_shlo(out.scalar_type());
@@ -336,11 +334,10 @@ void renorm_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Sc
   int kind = pv == 0 ? 1 : pv == 1 ? 2 : pv == 2 ? 3 : std::isinf(pv) ? (pv > 0 ? 4 : 5) : 0;
   if (out.numel() == 0) return;
   shlo::DType acc = self.scalar_type() == at::kDouble ? shlo::DType::F64 : shlo::DType::F32;
-  write(out, op("renorm:" + std::to_string(dim) + ":" + std::to_string(kind),
-                {read(self), scalar_of(p, acc), scalar_of(maxnorm, acc)}, type_of(out),
-                [dim, kind](Builder& b, const Vals& in) {
-                  return Vals{ops::renorm(b, in[0], in[1], dim, in[2], kind)};
-                }));
+  write(out,
+        op("renorm:" + std::to_string(dim) + ":" + std::to_string(kind),
+           {read(self), scalar_of(p, acc), scalar_of(maxnorm, acc)}, type_of(out),
+           [dim, kind](Builder& b, const Vals& in) { return Vals{ops::renorm(b, in[0], in[1], dim, in[2], kind)}; }));
 }
 using MRenorm = at::meta::structured_renorm;
 
@@ -350,28 +347,36 @@ at::Tensor search_impl(const at::Tensor& boundaries, const at::Tensor& values, b
                        std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter,
                        const at::Tensor* out_arg, const char* name) {
   if (side.has_value()) {
-    TORCH_CHECK(*side == "left" || *side == "right", "torch.searchsorted(): side can only be 'left' or 'right' "
-                "but got ", *side);
-    TORCH_CHECK(!right || *side == "right", "torch.searchsorted(): side and right can't be set to opposites, "
-                "got side of ", *side, " while right was True");
+    TORCH_CHECK(*side == "left" || *side == "right",
+                "torch.searchsorted(): side can only be 'left' or 'right' "
+                "but got ",
+                *side);
+    TORCH_CHECK(!right || *side == "right",
+                "torch.searchsorted(): side and right can't be set to opposites, "
+                "got side of ",
+                *side, " while right was True");
     right = *side == "right";
   }
-  TORCH_CHECK(boundaries.dim() >= 1, name, "(): boundaries tensor should be 1 dimension or the first N-1 "
+  TORCH_CHECK(boundaries.dim() >= 1, name,
+              "(): boundaries tensor should be 1 dimension or the first N-1 "
               "dimensions of boundaries tensor and input value tensor must match, but we got boundaries tensor ",
               boundaries.sizes(), " and input value tensor ", values.sizes());
   if (boundaries.dim() > 1) {
     bool ok = values.dim() == boundaries.dim() &&
               boundaries.sizes().slice(0, boundaries.dim() - 1) == values.sizes().slice(0, values.dim() - 1);
-    TORCH_CHECK(ok, name, "(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
-                "tensor and input value tensor must match, but we got boundaries tensor ", boundaries.sizes(),
-                " and input value tensor ", values.sizes());
+    TORCH_CHECK(ok, name,
+                "(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
+                "tensor and input value tensor must match, but we got boundaries tensor ",
+                boundaries.sizes(), " and input value tensor ", values.sizes());
   }
   bool has_sorter = sorter.has_value() && sorter->defined();
   if (has_sorter) {
     TORCH_CHECK(sorter->scalar_type() == at::kLong, name, "(): sorter must be a tensor of long dtype but got dtype ",
                 sorter->scalar_type());
-    TORCH_CHECK(sorter->sizes() == boundaries.sizes(), name, "(): boundary and sorter must have the same size, but "
-                "got boundary tensor ", boundaries.sizes(), "and got sorter tensor ", sorter->sizes());
+    TORCH_CHECK(sorter->sizes() == boundaries.sizes(), name,
+                "(): boundary and sorter must have the same size, but "
+                "got boundary tensor ",
+                boundaries.sizes(), "and got sorter tensor ", sorter->sizes());
     int64_t n = boundaries.size(-1);
     check_index_bounds(*sorter, 0, n, [name](int64_t) { TORCH_CHECK(false, name, "(): sorter index out of range"); });
   }
@@ -380,7 +385,8 @@ at::Tensor search_impl(const at::Tensor& boundaries, const at::Tensor& values, b
   at::Tensor out;
   if (out_arg) {
     out = *out_arg;
-    TORCH_CHECK(out.scalar_type() == odt, name, "(): output tensor's dtype is wrong, it can only be Int(int32) or "
+    TORCH_CHECK(out.scalar_type() == odt, name,
+                "(): output tensor's dtype is wrong, it can only be Int(int32) or "
                 "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's dtype ",
                 out.scalar_type(), " and out_int32 flag is ", (out_int32 ? "True" : "False"));
     at::native::resize_output(out, values.sizes());
@@ -393,8 +399,7 @@ at::Tensor search_impl(const at::Tensor& boundaries, const at::Tensor& values, b
   if (has_sorter) in.push_back(read(*sorter));
   int64_t last = boundaries.dim() - 1;
   write(out, op(std::string("searchsorted") + (right ? "R" : "L") + (has_sorter ? "s>" : ">") + shlo::dtype_name(o), in,
-                type_of(out),
-                [=](Builder& b, const Vals& v) {
+                type_of(out), [=](Builder& b, const Vals& v) {
                   Value bd = v[0];
                   if (has_sorter) bd = ops::gather_dim(b, bd, last, v[2]);
                   return Vals{ops::search_sorted(b, bd, v[1], right, o)};
@@ -407,12 +412,12 @@ at::Tensor search_impl(const at::Tensor& boundaries, const at::Tensor& values, b
 engine::Ref max_unpool_ref(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size,
                            size_t spatial, const char* name) {
   int64_t dims = static_cast<int64_t>(spatial);
-  TORCH_CHECK(indices.scalar_type() == at::kLong, "elements in indices should be type int64 but got: ",
-              indices.scalar_type());
+  TORCH_CHECK(indices.scalar_type() == at::kLong,
+              "elements in indices should be type int64 but got: ", indices.scalar_type());
   TORCH_CHECK(output_size.size() == spatial, "There should be exactly ", spatial,
               " elements (height, width) in output_size, but got ", output_size.size(), " elements.");
-  TORCH_CHECK(self.dim() == dims + 1 || self.dim() == dims + 2, "Input to ", name, " should be a ", dims + 1,
-              "d or ", dims + 2, "d Tensor, but got a tensor with ", self.dim(), " dimensions.");
+  TORCH_CHECK(self.dim() == dims + 1 || self.dim() == dims + 2, "Input to ", name, " should be a ", dims + 1, "d or ",
+              dims + 2, "d Tensor, but got a tensor with ", self.dim(), " dimensions.");
   TORCH_CHECK(self.sizes() == indices.sizes(), "Expected shape of indices to be same as that of the input tensor (",
               self.sizes(), ") but got indices tensor with shape: ", indices.sizes());
   for (int64_t i = 1; i < self.dim(); ++i)
@@ -451,17 +456,16 @@ std::vector<int64_t> loss_out_shape(const at::Tensor& self, const at::Tensor& ta
 
 engine::Ref robust_loss_ref(const at::Tensor& self, const at::Tensor& target, int64_t reduction, int kind,
                             double param) {
-  TORCH_CHECK(!self.is_complex(), kind == 0 ? "huber_loss" : "smooth_l1_loss",
-              " does not support complex inputs");
+  TORCH_CHECK(!self.is_complex(), kind == 0 ? "huber_loss" : "smooth_l1_loss", " does not support complex inputs");
   std::vector<int64_t> shape = broadcast_shape(self, target);
   shlo::DType t = to_shlo(at::result_type(self, target));
   shlo::Type ot{t, shape_of(loss_out_shape(self, target, reduction))};
   shlo::Shape bs = shape_of(shape);
-  return op("robust_loss:" + std::to_string(kind) + ":" + std::to_string(reduction) + ":" + std::to_string(param),
-            {read_as(self, t), read_as(target, t)}, ot, [=](Builder& b, const Vals& in) {
-              return Vals{ops::robust_loss(b, b.broadcast_to(in[0], bs), b.broadcast_to(in[1], bs), kind, param,
-                                           reduction)};
-            });
+  return op(
+      "robust_loss:" + std::to_string(kind) + ":" + std::to_string(reduction) + ":" + std::to_string(param),
+      {read_as(self, t), read_as(target, t)}, ot, [=](Builder& b, const Vals& in) {
+        return Vals{ops::robust_loss(b, b.broadcast_to(in[0], bs), b.broadcast_to(in[1], bs), kind, param, reduction)};
+      });
 }
 
 engine::Ref robust_loss_backward_ref(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
@@ -471,12 +475,11 @@ engine::Ref robust_loss_backward_ref(const at::Tensor& grad, const at::Tensor& s
               " broadcasts beyond the input's shape ", self.sizes());
   shlo::DType t = to_shlo(self.scalar_type());
   shlo::Shape bs = shape_of(shape);
-  return op("robust_loss_backward:" + std::to_string(kind) + ":" + std::to_string(reduction) + ":" +
-                std::to_string(param),
-            {read_as(grad, t), read(self), read_as(target, t)}, type_of(self), [=](Builder& b, const Vals& in) {
-              return Vals{ops::robust_loss_backward(b, in[0], in[1], b.broadcast_to(in[2], bs), kind, param,
-                                                    reduction)};
-            });
+  return op(
+      "robust_loss_backward:" + std::to_string(kind) + ":" + std::to_string(reduction) + ":" + std::to_string(param),
+      {read_as(grad, t), read(self), read_as(target, t)}, type_of(self), [=](Builder& b, const Vals& in) {
+        return Vals{ops::robust_loss_backward(b, in[0], in[1], b.broadcast_to(in[2], bs), kind, param, reduction)};
+      });
 }
 
 // The CPU loop checks input then target at each element in turn and
@@ -485,11 +488,12 @@ void check_unit_range(const at::Tensor& self, const at::Tensor& target) {
   int64_t n = self.numel();
   if (n == 0) return;
   shlo::DType t = to_shlo(self.scalar_type());
-  engine::Ref first = op("bce_unit_range", {read(self), read_as(target, t), scalar_of(0, t), scalar_of(1, t)},
-                         shlo::Type{shlo::DType::S64, {2}}, [](Builder& b, const Vals& in) {
-                           return Vals{b.concatenate({ops::first_outside_closed(b, in[0], in[2], in[3]),
-                                                      ops::first_outside_closed(b, in[1], in[2], in[3])}, 0)};
-                         });
+  engine::Ref first = op(
+      "bce_unit_range", {read(self), read_as(target, t), scalar_of(0, t), scalar_of(1, t)},
+      shlo::Type{shlo::DType::S64, {2}}, [](Builder& b, const Vals& in) {
+        return Vals{b.concatenate(
+            {ops::first_outside_closed(b, in[0], in[2], in[3]), ops::first_outside_closed(b, in[1], in[2], in[3])}, 0)};
+      });
   engine::defer_check(first, [n](const std::vector<int64_t>& at) {
     TORCH_CHECK(at[0] == n || at[0] > at[1], "all elements of input should be between 0 and 1");
     TORCH_CHECK(at[1] == n, "all elements of target should be between 0 and 1");
@@ -499,8 +503,10 @@ void check_unit_range(const at::Tensor& self, const at::Tensor& target) {
 engine::Ref bce_ref(const std::optional<at::Tensor>& grad, const at::Tensor& self, const at::Tensor& target,
                     const std::optional<at::Tensor>& weight, int64_t reduction) {
   TORCH_CHECK(reduction >= 0 && reduction <= 2, "invalid reduction: ", reduction);
-  TORCH_CHECK(self.sizes() == target.sizes(), "Using a target size (", target.sizes(), ") that is different to the "
-              "input size (", self.sizes(), ") is deprecated. Please ensure they have the same size.");
+  TORCH_CHECK(self.sizes() == target.sizes(), "Using a target size (", target.sizes(),
+              ") that is different to the "
+              "input size (",
+              self.sizes(), ") is deprecated. Please ensure they have the same size.");
   check_floating("binary_cross_entropy", self.scalar_type());
   bool has_w = weight.has_value() && weight->defined();
   if (has_w) (void)at::infer_size(weight->sizes(), self.sizes());
@@ -512,8 +518,8 @@ engine::Ref bce_ref(const std::optional<at::Tensor>& grad, const at::Tensor& sel
   bool backward = grad.has_value();
   shlo::Type ot = backward || reduction == 0 ? type_of(self) : shlo::Type{t, {}};
   shlo::Shape xs = shape_of(self.sizes());
-  return op(std::string(backward ? "bce_backward:" : "bce:") + std::to_string(reduction) + (has_w ? "w" : ""), in,
-            ot, [=](Builder& b, const Vals& v) {
+  return op(std::string(backward ? "bce_backward:" : "bce:") + std::to_string(reduction) + (has_w ? "w" : ""), in, ot,
+            [=](Builder& b, const Vals& v) {
               std::optional<Value> w;
               if (has_w) w = v[2];
               if (!backward) return Vals{ops::binary_cross_entropy(b, v[0], v[1], w, reduction)};
@@ -542,8 +548,8 @@ at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool
 }
 
 bool equal(const at::Tensor& self, const at::Tensor& other) {
-  TORCH_CHECK(self.device() == other.device(), "Cannot compare two tensors on different devices. Got: ",
-              self.device(), " and ", other.device());
+  TORCH_CHECK(self.device() == other.device(), "Cannot compare two tensors on different devices. Got: ", self.device(),
+              " and ", other.device());
   if (self.sizes() != other.sizes()) return false;
   if (self.numel() == 0) return true;
   shlo::DType c = to_shlo(at::result_type(self, other));
@@ -582,8 +588,7 @@ void _cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indi
 // ---- index_reduce
 at::Tensor index_reduce(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
                         c10::string_view reduce, bool include_self) {
-  return functional<MIndexReduce>(index_reduce_impl<Structured<MIndexReduce>>, s, dim, i, src, reduce,
-                                  include_self);
+  return functional<MIndexReduce>(index_reduce_impl<Structured<MIndexReduce>>, s, dim, i, src, reduce, include_self);
 }
 at::Tensor& index_reduce_(at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
                           c10::string_view reduce, bool include_self) {
@@ -609,11 +614,11 @@ at::Tensor& glu_backward_grad_input(const at::Tensor& grad, const at::Tensor& se
 }
 
 // ---- gcd, lcm, shifts, nextafter, xlog1py
-#define COV_BINARY(name, Meta, Impl)                                                                    \
-  at::Tensor name(const at::Tensor& a, const at::Tensor& b) { return functional<Meta>(Impl, a, b); }    \
-  at::Tensor& name##_(at::Tensor& a, const at::Tensor& b) { return inplace<Meta>(a, Impl, b); }         \
-  at::Tensor& name##_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {                   \
-    return out_variant<Meta>(out, Impl, a, b);                                                          \
+#define COV_BINARY(name, Meta, Impl)                                                                 \
+  at::Tensor name(const at::Tensor& a, const at::Tensor& b) { return functional<Meta>(Impl, a, b); } \
+  at::Tensor& name##_(at::Tensor& a, const at::Tensor& b) { return inplace<Meta>(a, Impl, b); }      \
+  at::Tensor& name##_out(const at::Tensor& a, const at::Tensor& b, at::Tensor& out) {                \
+    return out_variant<Meta>(out, Impl, a, b);                                                       \
   }
 using MGcd = at::meta::structured_gcd;
 using MLcm = at::meta::structured_lcm;
@@ -682,8 +687,10 @@ at::Tensor& searchsorted_Tensor_out(const at::Tensor& seq, const at::Tensor& sel
 }
 at::Tensor searchsorted_Scalar(const at::Tensor& seq, const at::Scalar& self, bool out_int32, bool right,
                                std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter) {
-  TORCH_CHECK(seq.dim() == 1, "torch.searchsorted(): input value can be a scalar only when boundaries tensor "
-              "dimension is 1, but we got boundaries tensor dim(", seq.dim(), ") and input value's dim(0) numel(1)");
+  TORCH_CHECK(seq.dim() == 1,
+              "torch.searchsorted(): input value can be a scalar only when boundaries tensor "
+              "dimension is 1, but we got boundaries tensor dim(",
+              seq.dim(), ") and input value's dim(0) numel(1)");
   return search_impl(seq, scalar_operand(self), out_int32, right, side, sorter, nullptr, "torch.searchsorted");
 }
 at::Tensor& searchsorted_Scalar_out(const at::Tensor& seq, const at::Scalar& self, bool out_int32, bool right,
@@ -720,13 +727,13 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
   int64_t length = minlength;
   if (self.numel() > 0) {
     // The output length depends on the data: one read of [min, max].
-    engine::Ref mm = op("bincount_range", {read(self)}, shlo::Type{shlo::DType::S64, {2}},
-                        [](Builder& b, const Vals& in) {
-                          Value f = b.convert(in[0], shlo::DType::S64);
-                          Value lo = b.reshape(b.reduce(f, b.highest(shlo::DType::S64), {0}, "minimum"), {1});
-                          Value hi = b.reshape(b.reduce(f, b.lowest(shlo::DType::S64), {0}, "maximum"), {1});
-                          return Vals{b.concatenate({lo, hi}, 0)};
-                        });
+    engine::Ref mm =
+        op("bincount_range", {read(self)}, shlo::Type{shlo::DType::S64, {2}}, [](Builder& b, const Vals& in) {
+          Value f = b.convert(in[0], shlo::DType::S64);
+          Value lo = b.reshape(b.reduce(f, b.highest(shlo::DType::S64), {0}, "minimum"), {1});
+          Value hi = b.reshape(b.reduce(f, b.lowest(shlo::DType::S64), {0}, "maximum"), {1});
+          return Vals{b.concatenate({lo, hi}, 0)};
+        });
     std::vector<int64_t> r = fetch<int64_t>(mm);
     TORCH_CHECK(r[0] >= 0, "bincount only supports 1-d non-negative integral inputs.");
     length = std::max(length, r[1] + 1);
@@ -747,8 +754,7 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
 
 // ---- max_unpool
 at::Tensor max_unpool2d(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size) {
-  return wrap(max_unpool_ref(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 2, "max_unpool2d"),
-              self.device());
+  return wrap(max_unpool_ref(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 2, "max_unpool2d"), self.device());
 }
 at::Tensor& max_unpool2d_out(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size,
                              at::Tensor& out) {
@@ -757,8 +763,7 @@ at::Tensor& max_unpool2d_out(const at::Tensor& self, const at::Tensor& indices, 
 at::Tensor max_unpool3d(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size,
                         at::IntArrayRef stride, at::IntArrayRef padding) {
   TORCH_CHECK(stride.size() == 3 && padding.size() == 3, "max_unpool3d: stride and padding must have 3 elements");
-  return wrap(max_unpool_ref(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 3, "max_unpool3d"),
-              self.device());
+  return wrap(max_unpool_ref(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 3, "max_unpool3d"), self.device());
 }
 at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size,
                              at::IntArrayRef stride, at::IntArrayRef padding, at::Tensor& out) {
@@ -813,9 +818,9 @@ at::Tensor binary_cross_entropy_backward(const at::Tensor& grad, const at::Tenso
                                          const std::optional<at::Tensor>& weight, int64_t reduction) {
   return wrap(bce_ref(grad, self, target, weight, reduction), self.device());
 }
-at::Tensor& binary_cross_entropy_backward_out(const at::Tensor& grad, const at::Tensor& self,
-                                              const at::Tensor& target, const std::optional<at::Tensor>& weight,
-                                              int64_t reduction, at::Tensor& grad_input) {
+at::Tensor& binary_cross_entropy_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
+                                              const std::optional<at::Tensor>& weight, int64_t reduction,
+                                              at::Tensor& grad_input) {
   return store_out(grad_input, bce_ref(grad, self, target, weight, reduction));
 }
 

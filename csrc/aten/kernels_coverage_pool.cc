@@ -86,10 +86,10 @@ void max_into(const at::Tensor& out, const at::Tensor& indices, const at::Tensor
 void avg_into(const at::Tensor& out, const at::Tensor& self, const std::vector<ops::Windows>& ws, int64_t div) {
   if (out.numel() == 0) return;
   shlo::Shape in = batched_shape(self, ws.size()), final_shape = shape_of(out.sizes());
-  write(out, op("window_avg" + key_of(ws) + std::to_string(div), {read(self)}, type_of(out),
-                [=](Builder& b, const Vals& v) {
-                  return Vals{b.reshape(ops::window_avg(b, b.reshape(v[0], in), ws, div), final_shape)};
-                }));
+  write(out,
+        op("window_avg" + key_of(ws) + std::to_string(div), {read(self)}, type_of(out), [=](Builder& b, const Vals& v) {
+          return Vals{b.reshape(ops::window_avg(b, b.reshape(v[0], in), ws, div), final_shape)};
+        }));
 }
 
 void avg_backward_into(const at::Tensor& grad_input, const at::Tensor& grad, const std::vector<ops::Windows>& ws,
@@ -103,8 +103,7 @@ void avg_backward_into(const at::Tensor& grad_input, const at::Tensor& grad, con
                        }));
 }
 
-void max_backward_into(const at::Tensor& grad_input, const at::Tensor& grad, const at::Tensor& indices,
-                       size_t n) {
+void max_backward_into(const at::Tensor& grad_input, const at::Tensor& grad, const at::Tensor& indices, size_t n) {
   if (grad_input.numel() == 0) return;
   shlo::Shape gs = batched_shape(grad, n), final_shape = shape_of(grad_input.sizes());
   shlo::Shape in_spatial(grad_input.sizes().end() - n, grad_input.sizes().end());
@@ -151,8 +150,8 @@ std::vector<int64_t> max_pool3d_shape(const at::Tensor& self, const std::vector<
   int64_t ot = at::native::pooling_output_shape<int64_t>(it, k[0], p[0], s[0], d[0], ceil_mode);
   int64_t oh = at::native::pooling_output_shape<int64_t>(ih, k[1], p[1], s[1], d[1], ceil_mode);
   int64_t ow = at::native::pooling_output_shape<int64_t>(iw, k[2], p[2], s[2], d[2], ceil_mode);
-  at::native::pool3d_shape_check(self, self.size(-4), k[0], k[1], k[2], s[0], s[1], s[2], p[0], p[1], p[2], d[0],
-                                 d[1], d[2], it, ih, iw, ot, oh, ow, "max_pool3d_with_indices()");
+  at::native::pool3d_shape_check(self, self.size(-4), k[0], k[1], k[2], s[0], s[1], s[2], p[0], p[1], p[2], d[0], d[1],
+                                 d[2], it, ih, iw, ot, oh, ow, "max_pool3d_with_indices()");
   std::vector<int64_t> out(self.sizes().begin(), self.sizes().end() - 3);
   out.insert(out.end(), {ot, oh, ow});
   return out;
@@ -214,9 +213,12 @@ std::vector<int64_t> adaptive_shape(const at::Tensor& self, at::IntArrayRef outp
   TORCH_CHECK(self.dim() == static_cast<int64_t>(n) + 1 || self.dim() == static_cast<int64_t>(n) + 2, name,
               "(): Expected ", n + 1, "D or ", n + 2, "D tensor, but got ", self.sizes());
   for (int64_t i = 1; i < self.dim(); ++i)
-    TORCH_CHECK(self.size(i) > 0, name, "(): Expected input to have non-zero size for non-batch dimensions, but "
-                "input has sizes ", self.sizes(), " with dimension ", i, " being empty");
-  for (int64_t o : output_size) TORCH_CHECK(o >= 0, name, ": elements of output_size must be greater than or equal to 0");
+    TORCH_CHECK(self.size(i) > 0, name,
+                "(): Expected input to have non-zero size for non-batch dimensions, but "
+                "input has sizes ",
+                self.sizes(), " with dimension ", i, " being empty");
+  for (int64_t o : output_size)
+    TORCH_CHECK(o >= 0, name, ": elements of output_size must be greater than or equal to 0");
   std::vector<int64_t> out(self.sizes().begin(), self.sizes().end() - n);
   out.insert(out.end(), output_size.begin(), output_size.end());
   return out;
@@ -235,8 +237,8 @@ at::Tensor adaptive_avg(const at::Tensor& self, at::IntArrayRef output_size, siz
 }
 
 at::Tensor adaptive_avg_backward(const at::Tensor& grad, const at::Tensor& self, size_t n, at::Tensor* out_arg) {
-  at::native::adaptive_pool_empty_output_check(grad, n == 2 ? "adaptive_avg_pool2d_backward"
-                                                            : "adaptive_avg_pool3d_backward");
+  at::native::adaptive_pool_empty_output_check(
+      grad, n == 2 ? "adaptive_avg_pool2d_backward" : "adaptive_avg_pool3d_backward");
   TORCH_CHECK(grad.dim() == self.dim(), "adaptive_avg_pool_backward: grad_output and input dims differ");
   at::Tensor gi = out_arg ? *out_arg : empty(self.sizes(), self.scalar_type(), self.device());
   if (out_arg) at::native::resize_output(gi, self.sizes());
@@ -253,9 +255,8 @@ using MAMax3B = at::meta::structured_adaptive_max_pool3d_backward;
 
 namespace cov {
 
-std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(const at::Tensor& self, at::IntArrayRef k,
-                                                           at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d,
-                                                           bool ceil_mode) {
+std::tuple<at::Tensor, at::Tensor> max_pool2d_with_indices(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                                                           at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode) {
   Structured<MMax2> m;
   max_pool2d_impl(m, self, k, s, p, d, ceil_mode);
   return {m.outs[0], m.outs[1]};
@@ -285,9 +286,8 @@ at::Tensor& max_pool2d_with_indices_backward_out(const at::Tensor& grad, const a
   return grad_input;
 }
 
-std::tuple<at::Tensor, at::Tensor> max_pool3d_with_indices(const at::Tensor& self, at::IntArrayRef k,
-                                                           at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d,
-                                                           bool ceil_mode) {
+std::tuple<at::Tensor, at::Tensor> max_pool3d_with_indices(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s,
+                                                           at::IntArrayRef p, at::IntArrayRef d, bool ceil_mode) {
   at::Tensor out = empty({0}, self.scalar_type(), self.device()), idx = empty({0}, at::kLong, self.device());
   max_pool3d_into(self, k, s, p, d, ceil_mode, out, idx);
   return {out, idx};
@@ -302,8 +302,8 @@ std::tuple<at::Tensor&, at::Tensor&> max_pool3d_with_indices_out(const at::Tenso
 at::Tensor& max_pool3d_with_indices_backward_out(const at::Tensor& grad, const at::Tensor& self, at::IntArrayRef k,
                                                  at::IntArrayRef s, at::IntArrayRef p, at::IntArrayRef d,
                                                  bool ceil_mode, const at::Tensor& indices, at::Tensor& grad_input) {
-  TORCH_CHECK(grad.sizes() == indices.sizes(), "max_pool3d_with_indices_backward: grad_output of shape ",
-              grad.sizes(), " and indices of shape ", indices.sizes(), " differ");
+  TORCH_CHECK(grad.sizes() == indices.sizes(), "max_pool3d_with_indices_backward: grad_output of shape ", grad.sizes(),
+              " and indices of shape ", indices.sizes(), " differ");
   at::native::resize_output(grad_input, self.sizes());
   max_backward_into(grad_input, grad, indices, 3);
   return grad_input;
@@ -315,8 +315,8 @@ at::Tensor max_pool3d_with_indices_backward(const at::Tensor& grad, const at::Te
   return max_pool3d_with_indices_backward_out(grad, self, k, s, p, d, ceil_mode, indices, gi);
 }
 
-at::Tensor avg_pool2d(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
-                      bool ceil_mode, bool cip, std::optional<int64_t> div) {
+at::Tensor avg_pool2d(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode,
+                      bool cip, std::optional<int64_t> div) {
   Structured<MAvg2> m;
   return avg_pool_impl<MAvg2, 2>(m, self, k, s, p, ceil_mode, cip, div);
 }
@@ -338,8 +338,8 @@ at::Tensor& avg_pool2d_backward_out(const at::Tensor& grad, const at::Tensor& se
   avg_pool_backward_impl<MAvg2B, 2>(m, grad, self, k, s, p, ceil_mode, cip, div);
   return grad_input;
 }
-at::Tensor avg_pool3d(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p,
-                      bool ceil_mode, bool cip, std::optional<int64_t> div) {
+at::Tensor avg_pool3d(const at::Tensor& self, at::IntArrayRef k, at::IntArrayRef s, at::IntArrayRef p, bool ceil_mode,
+                      bool cip, std::optional<int64_t> div) {
   Structured<MAvg3> m;
   return avg_pool_impl<MAvg3, 3>(m, self, k, s, p, ceil_mode, cip, div);
 }
@@ -383,33 +383,33 @@ at::Tensor _adaptive_avg_pool3d_backward(const at::Tensor& grad, const at::Tenso
   return adaptive_avg_backward(grad, self, 3, nullptr);
 }
 
-#define COV_ADAPTIVE_MAX(n, M, MB)                                                                           \
-  std::tuple<at::Tensor, at::Tensor> adaptive_max_pool##n##d(const at::Tensor& self, at::IntArrayRef os) {   \
-    Structured<M> m;                                                                                         \
-    m.meta(self, os);                                                                                        \
-    max_into(m.outs[0], m.outs[1], self, adaptive(self, m.outs[0].sizes(), n));                              \
-    return {m.outs[0], m.outs[1]};                                                                           \
-  }                                                                                                          \
+#define COV_ADAPTIVE_MAX(n, M, MB)                                                                             \
+  std::tuple<at::Tensor, at::Tensor> adaptive_max_pool##n##d(const at::Tensor& self, at::IntArrayRef os) {     \
+    Structured<M> m;                                                                                           \
+    m.meta(self, os);                                                                                          \
+    max_into(m.outs[0], m.outs[1], self, adaptive(self, m.outs[0].sizes(), n));                                \
+    return {m.outs[0], m.outs[1]};                                                                             \
+  }                                                                                                            \
   std::tuple<at::Tensor&, at::Tensor&> adaptive_max_pool##n##d_out(const at::Tensor& self, at::IntArrayRef os, \
-                                                                   at::Tensor& out, at::Tensor& indices) {   \
-    Structured<M> m({out, indices});                                                                         \
-    m.meta(self, os);                                                                                        \
-    max_into(out, indices, self, adaptive(self, out.sizes(), n));                                            \
-    return {out, indices};                                                                                   \
-  }                                                                                                          \
-  at::Tensor adaptive_max_pool##n##d_backward(const at::Tensor& grad, const at::Tensor& self,                \
-                                              const at::Tensor& indices) {                                   \
-    Structured<MB> m;                                                                                        \
-    m.meta(grad, self, indices);                                                                             \
-    max_backward_into(m.outs[0], grad, indices, n);                                                          \
-    return m.outs[0];                                                                                        \
-  }                                                                                                          \
-  at::Tensor& adaptive_max_pool##n##d_backward_out(const at::Tensor& grad, const at::Tensor& self,           \
-                                                   const at::Tensor& indices, at::Tensor& grad_input) {      \
-    Structured<MB> m({grad_input});                                                                          \
-    m.meta(grad, self, indices);                                                                             \
-    max_backward_into(grad_input, grad, indices, n);                                                         \
-    return grad_input;                                                                                       \
+                                                                   at::Tensor& out, at::Tensor& indices) {     \
+    Structured<M> m({out, indices});                                                                           \
+    m.meta(self, os);                                                                                          \
+    max_into(out, indices, self, adaptive(self, out.sizes(), n));                                              \
+    return {out, indices};                                                                                     \
+  }                                                                                                            \
+  at::Tensor adaptive_max_pool##n##d_backward(const at::Tensor& grad, const at::Tensor& self,                  \
+                                              const at::Tensor& indices) {                                     \
+    Structured<MB> m;                                                                                          \
+    m.meta(grad, self, indices);                                                                               \
+    max_backward_into(m.outs[0], grad, indices, n);                                                            \
+    return m.outs[0];                                                                                          \
+  }                                                                                                            \
+  at::Tensor& adaptive_max_pool##n##d_backward_out(const at::Tensor& grad, const at::Tensor& self,             \
+                                                   const at::Tensor& indices, at::Tensor& grad_input) {        \
+    Structured<MB> m({grad_input});                                                                            \
+    m.meta(grad, self, indices);                                                                               \
+    max_backward_into(grad_input, grad, indices, n);                                                           \
+    return grad_input;                                                                                         \
   }
 COV_ADAPTIVE_MAX(2, MAMax2, MAMax2B)
 COV_ADAPTIVE_MAX(3, MAMax3, MAMax3B)

@@ -77,8 +77,8 @@
 #include <cmath>
 #include <limits>
 
-#include "aten/kernels.h"
 #include "aten/ew_checks.h"
+#include "aten/kernels.h"
 #include "aten/structured.h"
 #include "ops/elementwise.h"
 
@@ -100,12 +100,16 @@ engine::Ref param(const at::Scalar& s, shlo::DType compute) { return scalar_of(s
 // tensors (scalars, flags) do not change the output metadata.
 struct UnaryMeta : at::TensorIteratorBase {
   template <class... Rest>
-  void meta(const at::Tensor& a, const Rest&...) { build_borrowing_unary_op(maybe_get_output(), a); }
+  void meta(const at::Tensor& a, const Rest&...) {
+    build_borrowing_unary_op(maybe_get_output(), a);
+  }
 };
 // TensorIterator::unary_float_op (logit): integer inputs compute in float.
 struct UnaryFloatMeta : at::TensorIteratorBase {
   template <class... Rest>
-  void meta(const at::Tensor& a, const Rest&...) { build_borrowing_unary_float_op(maybe_get_output(), a); }
+  void meta(const at::Tensor& a, const Rest&...) {
+    build_borrowing_unary_float_op(maybe_get_output(), a);
+  }
 };
 struct BoolUnaryMeta : at::TensorIteratorBase {
   void meta(const at::Tensor& a) { build_borrowing_unary_force_boolean_op(maybe_get_output(), a); }
@@ -235,8 +239,8 @@ struct LeakyRelu {
 
 struct LeakyReluBackward {
   template <class M>
-  void operator()(M& m, const at::Tensor& out, const at::Tensor& grad, const at::Tensor& self,
-                  const at::Scalar& slope, bool /*self_is_result: checked by the meta*/) const {
+  void operator()(M& m, const at::Tensor& out, const at::Tensor& grad, const at::Tensor& self, const at::Scalar& slope,
+                  bool /*self_is_result: checked by the meta*/) const {
     check_dtype("leaky_relu_backward", m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
     pointwise(out, "leaky_relu_backward", {grad, self}, c, {param(slope, c)},
@@ -246,8 +250,8 @@ struct LeakyReluBackward {
 
 struct Elu {
   template <class M>
-  void operator()(M& m, const at::Tensor& out, const at::Tensor& self, const at::Scalar& alpha,
-                  const at::Scalar& scale, const at::Scalar& input_scale) const {
+  void operator()(M& m, const at::Tensor& out, const at::Tensor& self, const at::Scalar& alpha, const at::Scalar& scale,
+                  const at::Scalar& input_scale) const {
     check_dtype("elu", m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
     pointwise(out, "elu", {self}, c, {param(alpha, c), param(scale, c), param(input_scale, c)},
@@ -257,9 +261,8 @@ struct Elu {
 
 struct EluBackward {
   template <class M>
-  void operator()(M& m, const at::Tensor& out, const at::Tensor& grad, const at::Scalar& alpha,
-                  const at::Scalar& scale, const at::Scalar& input_scale, bool is_result,
-                  const at::Tensor& self_or_result) const {
+  void operator()(M& m, const at::Tensor& out, const at::Tensor& grad, const at::Scalar& alpha, const at::Scalar& scale,
+                  const at::Scalar& input_scale, bool is_result, const at::Tensor& self_or_result) const {
     check_dtype("elu_backward", m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
     pointwise(out, is_result ? "elu_backward_result" : "elu_backward", {grad, self_or_result}, c,
@@ -271,8 +274,8 @@ struct EluBackward {
 
 struct HardtanhBackward {
   template <class M>
-  void operator()(M& m, const at::Tensor& out, const at::Tensor& grad, const at::Tensor& self,
-                  const at::Scalar& lo, const at::Scalar& hi) const {
+  void operator()(M& m, const at::Tensor& out, const at::Tensor& grad, const at::Tensor& self, const at::Scalar& lo,
+                  const at::Scalar& hi) const {
     check_dtype("hardtanh_backward", m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
     pointwise(out, "hardtanh_backward", {grad, self}, c, {param(lo, c), param(hi, c)},
@@ -293,8 +296,8 @@ struct Softplus {
 
 struct SoftplusBackward {
   template <class M>
-  void operator()(M& m, const at::Tensor& out, const at::Tensor& grad, const at::Tensor& self,
-                  const at::Scalar& beta, const at::Scalar& threshold) const {
+  void operator()(M& m, const at::Tensor& out, const at::Tensor& grad, const at::Tensor& self, const at::Scalar& beta,
+                  const at::Scalar& threshold) const {
     check_dtype("softplus_backward", m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
     pointwise(out, "softplus_backward", {grad, self}, c, {param(beta, c), param(threshold, c)},
@@ -445,8 +448,9 @@ at::ScalarType where_check(const at::Tensor& cond, const at::Tensor& self, const
   TORCH_CHECK(c == at::kBool || c == at::kByte,
               "where expected condition to be a boolean tensor, but got a tensor with dtype ", c);
   if (c == at::kByte)
-    TORCH_WARN_ONCE("where received a uint8 condition tensor. This behavior is deprecated and will be removed "
-                    "in a future version of PyTorch. Use a boolean condition instead.");
+    TORCH_WARN_ONCE(
+        "where received a uint8 condition tensor. This behavior is deprecated and will be removed "
+        "in a future version of PyTorch. Use a boolean condition instead.");
   return at::result_type(self, other);
 }
 
@@ -468,7 +472,7 @@ engine::Ref fill_value(const at::Tensor& self, const at::Scalar& value) {
   // Same range check as the CPU kernel's value.to<scalar_t>().
   if (!c10::isBarebonesUnsignedType(self.scalar_type()))
     AT_DISPATCH_ALL_TYPES_AND_COMPLEX_AND3(at::kBool, at::kHalf, at::kBFloat16, self.scalar_type(), "masked_fill",
-                               [&] { (void)value.to<scalar_t>(); });
+                                           [&] { (void)value.to<scalar_t>(); });
   return scalar_of(value, to_shlo(self.scalar_type()));
 }
 
@@ -498,11 +502,11 @@ at::Tensor& masked_fill_inplace(at::Tensor& self, const at::Tensor& mask, engine
 }  // namespace
 
 // ---- unary math and predicates: NAME, NAME_ (in-place), NAME_out
-#define EW_UNARY(n, Meta, U, A)                                                                    \
+#define EW_UNARY(n, Meta, U, A)                                                                      \
   at::Tensor n(const at::Tensor& s) { return functional<Meta>(UnaryOp<Unary::U, Accepts::A>{}, s); } \
-  at::Tensor& n##_(at::Tensor& s) { return inplace<Meta>(s, UnaryOp<Unary::U, Accepts::A>{}); }       \
-  at::Tensor& n##_out(const at::Tensor& s, at::Tensor& out) {                                          \
-    return out_variant<Meta>(out, UnaryOp<Unary::U, Accepts::A>{}, s);                                 \
+  at::Tensor& n##_(at::Tensor& s) { return inplace<Meta>(s, UnaryOp<Unary::U, Accepts::A>{}); }      \
+  at::Tensor& n##_out(const at::Tensor& s, at::Tensor& out) {                                        \
+    return out_variant<Meta>(out, UnaryOp<Unary::U, Accepts::A>{}, s);                               \
   }
 
 EW_UNARY(acos, at::meta::structured_acos, Acos, All)
@@ -671,10 +675,10 @@ at::Tensor& gelu_backward_grad_input(const at::Tensor& g, const at::Tensor& s, c
   return out_variant<at::meta::structured_gelu_backward>(gi, GeluBackward{}, g, s, a);
 }
 
-#define EW_BACKWARD(n, Meta, B)                                                                             \
+#define EW_BACKWARD(n, Meta, B)                                                                                      \
   at::Tensor n(const at::Tensor& g, const at::Tensor& s) { return functional<Meta>(BackwardOp<Binary::B>{}, g, s); } \
-  at::Tensor& n##_grad_input(const at::Tensor& g, const at::Tensor& s, at::Tensor& gi) {                     \
-    return out_variant<Meta>(gi, BackwardOp<Binary::B>{}, g, s);                                             \
+  at::Tensor& n##_grad_input(const at::Tensor& g, const at::Tensor& s, at::Tensor& gi) {                             \
+    return out_variant<Meta>(gi, BackwardOp<Binary::B>{}, g, s);                                                     \
   }
 EW_BACKWARD(hardsigmoid_backward, at::meta::structured_hardsigmoid_backward, HardsigmoidBackward)
 EW_BACKWARD(sigmoid_backward, at::meta::structured_sigmoid_backward, SigmoidBackward)
@@ -788,27 +792,24 @@ at::Tensor& polygamma_(at::Tensor& s, int64_t n) {
   return s;
 }
 
-#define EW_SHRINK(n, Soft)                                                                              \
-  at::Tensor n(const at::Tensor& s, const at::Scalar& l) {                                             \
-    return functional<at::meta::structured_##n>(Shrink<Soft>{}, s, l);                                 \
-  }                                                                                                     \
-  at::Tensor& n##_out(const at::Tensor& s, const at::Scalar& l, at::Tensor& out) {                     \
-    return out_variant<at::meta::structured_##n>(out, Shrink<Soft>{}, s, l);                           \
-  }                                                                                                     \
-  at::Tensor n##_backward(const at::Tensor& g, const at::Tensor& s, const at::Scalar& l) {             \
-    return functional<at::meta::structured_##n##_backward>(ShrinkBackward{}, g, s, l);                 \
-  }                                                                                                     \
-  at::Tensor& n##_backward_grad_input(const at::Tensor& g, const at::Tensor& s, const at::Scalar& l,   \
-                                      at::Tensor& gi) {                                                 \
-    return out_variant<at::meta::structured_##n##_backward>(gi, ShrinkBackward{}, g, s, l);            \
+#define EW_SHRINK(n, Soft)                                                                                             \
+  at::Tensor n(const at::Tensor& s, const at::Scalar& l) {                                                             \
+    return functional<at::meta::structured_##n>(Shrink<Soft>{}, s, l);                                                 \
+  }                                                                                                                    \
+  at::Tensor& n##_out(const at::Tensor& s, const at::Scalar& l, at::Tensor& out) {                                     \
+    return out_variant<at::meta::structured_##n>(out, Shrink<Soft>{}, s, l);                                           \
+  }                                                                                                                    \
+  at::Tensor n##_backward(const at::Tensor& g, const at::Tensor& s, const at::Scalar& l) {                             \
+    return functional<at::meta::structured_##n##_backward>(ShrinkBackward{}, g, s, l);                                 \
+  }                                                                                                                    \
+  at::Tensor& n##_backward_grad_input(const at::Tensor& g, const at::Tensor& s, const at::Scalar& l, at::Tensor& gi) { \
+    return out_variant<at::meta::structured_##n##_backward>(gi, ShrinkBackward{}, g, s, l);                            \
   }
 EW_SHRINK(hardshrink, false)
 EW_SHRINK(softshrink, true)
 #undef EW_SHRINK
 
-at::Tensor logit(const at::Tensor& s, std::optional<double> eps) {
-  return functional<UnaryFloatMeta>(Logit{}, s, eps);
-}
+at::Tensor logit(const at::Tensor& s, std::optional<double> eps) { return functional<UnaryFloatMeta>(Logit{}, s, eps); }
 at::Tensor& logit_(at::Tensor& s, std::optional<double> eps) { return inplace<UnaryFloatMeta>(s, Logit{}, eps); }
 at::Tensor& logit_out(const at::Tensor& s, std::optional<double> eps, at::Tensor& out) {
   return out_variant<UnaryFloatMeta>(out, Logit{}, s, eps);
@@ -864,24 +865,24 @@ at::Tensor& clamp_Tensor_out(const at::Tensor& s, const std::optional<at::Tensor
   return out_variant<MClampT>(out, ClampTensor{}, s, ref(lo), ref(hi));
 }
 
-#define EW_CLAMP_ONE(n, IsMin)                                                                              \
-  at::Tensor n(const at::Tensor& s, const at::Scalar& v) {                                                 \
-    return functional<at::meta::structured_##n>(ClampOneScalar<IsMin>{}, s, v);                            \
-  }                                                                                                         \
-  at::Tensor& n##_(at::Tensor& s, const at::Scalar& v) {                                                   \
-    return inplace<at::meta::structured_##n>(s, ClampOneScalar<IsMin>{}, v);                               \
-  }                                                                                                         \
-  at::Tensor& n##_out(const at::Tensor& s, const at::Scalar& v, at::Tensor& out) {                         \
-    return out_variant<at::meta::structured_##n>(out, ClampOneScalar<IsMin>{}, s, v);                      \
-  }                                                                                                         \
-  at::Tensor n##_Tensor(const at::Tensor& s, const at::Tensor& v) {                                        \
-    return functional<at::meta::structured_##n##_Tensor>(ClampOneTensor<IsMin>{}, s, v);                  \
-  }                                                                                                         \
-  at::Tensor& n##__Tensor(at::Tensor& s, const at::Tensor& v) {                                            \
-    return inplace<at::meta::structured_##n##_Tensor>(s, ClampOneTensor<IsMin>{}, v);                     \
-  }                                                                                                         \
-  at::Tensor& n##_Tensor_out(const at::Tensor& s, const at::Tensor& v, at::Tensor& out) {                  \
-    return out_variant<at::meta::structured_##n##_Tensor>(out, ClampOneTensor<IsMin>{}, s, v);             \
+#define EW_CLAMP_ONE(n, IsMin)                                                                 \
+  at::Tensor n(const at::Tensor& s, const at::Scalar& v) {                                     \
+    return functional<at::meta::structured_##n>(ClampOneScalar<IsMin>{}, s, v);                \
+  }                                                                                            \
+  at::Tensor& n##_(at::Tensor& s, const at::Scalar& v) {                                       \
+    return inplace<at::meta::structured_##n>(s, ClampOneScalar<IsMin>{}, v);                   \
+  }                                                                                            \
+  at::Tensor& n##_out(const at::Tensor& s, const at::Scalar& v, at::Tensor& out) {             \
+    return out_variant<at::meta::structured_##n>(out, ClampOneScalar<IsMin>{}, s, v);          \
+  }                                                                                            \
+  at::Tensor n##_Tensor(const at::Tensor& s, const at::Tensor& v) {                            \
+    return functional<at::meta::structured_##n##_Tensor>(ClampOneTensor<IsMin>{}, s, v);       \
+  }                                                                                            \
+  at::Tensor& n##__Tensor(at::Tensor& s, const at::Tensor& v) {                                \
+    return inplace<at::meta::structured_##n##_Tensor>(s, ClampOneTensor<IsMin>{}, v);          \
+  }                                                                                            \
+  at::Tensor& n##_Tensor_out(const at::Tensor& s, const at::Tensor& v, at::Tensor& out) {      \
+    return out_variant<at::meta::structured_##n##_Tensor>(out, ClampOneTensor<IsMin>{}, s, v); \
   }
 EW_CLAMP_ONE(clamp_max, false)
 EW_CLAMP_ONE(clamp_min, true)

@@ -11,8 +11,8 @@ at::Tensor _grouped_mm(const at::Tensor& a, const at::Tensor& b, const std::opti
               "Multiplicands must be 2D or 3D but got mat_a.dim()=", a.dim(), " and mat_b.dim()=", b.dim());
   TORCH_CHECK(a.scalar_type() == b.scalar_type(), "grouped_mm: expected mat_a and mat_b of the same dtype, got ",
               a.scalar_type(), " and ", b.scalar_type());
-  TORCH_CHECK(at::isFloatingType(a.scalar_type()) && a.scalar_type() != at::kDouble,
-              "grouped_mm: unsupported dtype ", a.scalar_type(), " on the tpu");
+  TORCH_CHECK(at::isFloatingType(a.scalar_type()) && a.scalar_type() != at::kDouble, "grouped_mm: unsupported dtype ",
+              a.scalar_type(), " on the tpu");
   TORCH_CHECK(a.size(-1) == b.size(-2), "contraction dimension of mat_a and mat_b must match");
   TORCH_CHECK(!(bias.has_value() && bias->defined()), "grouped_mm: bias is not supported");
   at::ScalarType od = out_dtype.value_or(a.scalar_type());
@@ -41,8 +41,7 @@ at::Tensor _grouped_mm(const at::Tensor& a, const at::Tensor& b, const std::opti
   shlo::DType o = to_shlo(od);
   engine::Ref r = op("grouped_mm", std::move(in), shlo::Type{o, out},
                      [has_offs, o](shlo::Builder& bl, const std::vector<shlo::Value>& v) {
-                       return std::vector<shlo::Value>{
-                           ops::grouped_mm(bl, v[0], v[1], has_offs ? &v[2] : nullptr, o)};
+                       return std::vector<shlo::Value>{ops::grouped_mm(bl, v[0], v[1], has_offs ? &v[2] : nullptr, o)};
                      });
   return wrap(r, a.device());
 }

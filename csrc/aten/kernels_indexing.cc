@@ -34,11 +34,10 @@
 #include <unordered_map>
 
 #include "aten/errors.h"
-#include "engine/checks.h"
-
 #include "aten/index_bounds.h"
 #include "aten/kernels.h"
 #include "aten/structured.h"
+#include "engine/checks.h"
 #include "ops/elementwise.h"
 #include "ops/indexing.h"
 #include "ops/sort.h"
@@ -56,7 +55,6 @@ std::string ints(at::IntArrayRef v) {
   for (int64_t x : v) s += std::to_string(x) + ",";
   return s + "]";
 }
-
 
 // ---- reading values back to the host
 
@@ -199,14 +197,13 @@ void scatter_common(const at::Tensor& out, const at::Tensor& self, int64_t dim, 
   check_dim_range(index, dim, size_at(self, dim));
   if (out.numel() == 0) return;
   std::string key = "scatter:" + std::to_string(dim) + ":" + mode + (two ? (include_self ? ":two+" : ":two-") : "");
-  write(out, op(key, {read(self), read(index), src}, type_of(out),
-                [=](Builder& b, const Vals& in) {
-                  if (two) return Vals{ops::scatter_reduce(b, in[0], dim, in[1], in[2], mode, include_self)};
-                  ops::Combine c = mode == "add"        ? ops::Combine::Add
-                                   : mode == "multiply" ? ops::Combine::Mul
-                                                        : ops::Combine::Replace;
-                  return Vals{ops::scatter_dim(b, in[0], dim, in[1], in[2], c)};
-                }));
+  write(out, op(key, {read(self), read(index), src}, type_of(out), [=](Builder& b, const Vals& in) {
+          if (two) return Vals{ops::scatter_reduce(b, in[0], dim, in[1], in[2], mode, include_self)};
+          ops::Combine c = mode == "add"        ? ops::Combine::Add
+                           : mode == "multiply" ? ops::Combine::Mul
+                                                : ops::Combine::Replace;
+          return Vals{ops::scatter_dim(b, in[0], dim, in[1], in[2], c)};
+        }));
 }
 
 template <class M>
@@ -225,8 +222,8 @@ void scatter_reduce_impl(M&, const at::Tensor& out, const at::Tensor& self, int6
   scatter_common(out, self, dim, index, read(src), std::string(reduce), true, false);
 }
 template <class M>
-void scatter_value_reduce_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim,
-                               const at::Tensor& index, const at::Scalar& value, c10::string_view reduce) {
+void scatter_value_reduce_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                               const at::Scalar& value, c10::string_view reduce) {
   scatter_common(out, self, dim, index, scalar_of(value, to_shlo(self.scalar_type())), std::string(reduce), true,
                  false);
 }
@@ -236,9 +233,8 @@ void scatter_add_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t
   scatter_common(out, self, dim, index, read(src), "add", true, false);
 }
 template <class M>
-void scatter_reduce_two_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim,
-                             const at::Tensor& index, const at::Tensor& src, c10::string_view reduce,
-                             bool include_self) {
+void scatter_reduce_two_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim, const at::Tensor& index,
+                             const at::Tensor& src, c10::string_view reduce, bool include_self) {
   scatter_common(out, self, dim, index, read(src), std::string(reduce), include_self, true);
 }
 
@@ -274,8 +270,7 @@ void index_copy_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t 
   dim = at::maybe_wrap_dim(dim, self.dim());
   int64_t size = size_at(self, dim);
   check_range(index, 0, size, [=](int64_t v) {
-    TORCH_CHECK_INDEX(false, "index_copy_(): index ", v, " is out of bounds for dimension ", dim, " with size ",
-                      size);
+    TORCH_CHECK_INDEX(false, "index_copy_(): index ", v, " is out of bounds for dimension ", dim, " with size ", size);
   });
   if (out.numel() == 0) return;
   write(out, op("index_copy:" + std::to_string(dim), {read(self), read(index), read(source)}, type_of(out),
@@ -340,8 +335,7 @@ Expanded expand_indices(const at::Tensor& self, const c10::List<std::optional<at
     } catch (const c10::Error&) {
       std::string shapes;
       for (size_t j = 0; j < e.idx.size(); ++j) shapes += (j ? ", " : "") + shape_str(e.idx[j].sizes());
-      TORCH_CHECK_INDEX(false, "shape mismatch: indexing tensors could not be broadcast together with shapes ",
-                        shapes);
+      TORCH_CHECK_INDEX(false, "shape mismatch: indexing tensors could not be broadcast together with shapes ", shapes);
     }
   }
   for (size_t i = 0; i < e.idx.size(); ++i) {
@@ -358,8 +352,7 @@ std::string index_key(const char* name, const Expanded& e) {
   return std::string(name) + ":" + ints(e.dims) + ints(e.B);
 }
 
-at::Tensor& index_into(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
-                       at::Tensor& out) {
+at::Tensor& index_into(const at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices, at::Tensor& out) {
   Expanded e = expand_indices(self, indices);
   if (e.idx.empty()) {
     resize_out(out, self.sizes(), self.scalar_type(), "index");
@@ -431,8 +424,10 @@ void write_pair(const std::string& key, const at::Tensor& self, int64_t dim, con
 at::DimVector reduced_shape(const at::Tensor& self, int64_t dim, bool keepdim) {
   at::DimVector s(self.sizes());
   if (self.dim() == 0) return s;
-  if (keepdim) s[dim] = 1;
-  else s.erase(s.begin() + dim);
+  if (keepdim)
+    s[dim] = 1;
+  else
+    s.erase(s.begin() + dim);
   return s;
 }
 
@@ -489,8 +484,8 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   if (self.dim() > 0) {
     os[dim] = index.numel();
   } else {
-    TORCH_CHECK_INDEX(index.numel() == 1, "index_select(): Index to scalar can have only 1 value, got ",
-                      index.numel(), " value(s)");
+    TORCH_CHECK_INDEX(index.numel() == 1, "index_select(): Index to scalar can have only 1 value, got ", index.numel(),
+                      " value(s)");
   }
   check_range(index, 0, size_at(self, dim), [](int64_t) { TORCH_CHECK_INDEX(false, "index out of range in self"); });
   resize_out(out, os, self.scalar_type(), "index_select");
@@ -547,8 +542,7 @@ at::Tensor& scatter_reduce_out(const at::Tensor& s, int64_t dim, const at::Tenso
 }
 at::Tensor scatter_value_reduce(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Scalar& v,
                                 c10::string_view r) {
-  return functional<MScatterValueReduce>(scatter_value_reduce_impl<Structured<MScatterValueReduce>>, s, dim, i, v,
-                                         r);
+  return functional<MScatterValueReduce>(scatter_value_reduce_impl<Structured<MScatterValueReduce>>, s, dim, i, v, r);
 }
 at::Tensor& scatter__value_reduce(at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Scalar& v,
                                   c10::string_view r) {
@@ -556,8 +550,8 @@ at::Tensor& scatter__value_reduce(at::Tensor& s, int64_t dim, const at::Tensor& 
 }
 at::Tensor& scatter_value_reduce_out(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Scalar& v,
                                      c10::string_view r, at::Tensor& out) {
-  return out_variant<MScatterValueReduce>(out, scatter_value_reduce_impl<Structured<MScatterValueReduce>>, s, dim,
-                                          i, v, r);
+  return out_variant<MScatterValueReduce>(out, scatter_value_reduce_impl<Structured<MScatterValueReduce>>, s, dim, i, v,
+                                          r);
 }
 at::Tensor scatter_add(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src) {
   return functional<MScatterAdd>(scatter_add_impl<Structured<MScatterAdd>>, s, dim, i, src);
@@ -581,8 +575,8 @@ at::Tensor& scatter_reduce__two(at::Tensor& s, int64_t dim, const at::Tensor& i,
 }
 at::Tensor& scatter_reduce_two_out(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
                                    c10::string_view r, bool include_self, at::Tensor& out) {
-  return out_variant<MScatterReduceTwo>(out, scatter_reduce_two_impl<Structured<MScatterReduceTwo>>, s, dim, i, src,
-                                        r, include_self);
+  return out_variant<MScatterReduceTwo>(out, scatter_reduce_two_impl<Structured<MScatterReduceTwo>>, s, dim, i, src, r,
+                                        include_self);
 }
 
 // ---------------------------------------------------------------- index_add / copy / fill
@@ -632,8 +626,8 @@ at::Tensor& index_fill__int_Scalar(at::Tensor& self, int64_t dim, const at::Tens
   return index_fill_common(self, dim, index, scalar_of(v, to_shlo(self.scalar_type())));
 }
 at::Tensor& index_fill__int_Tensor(at::Tensor& self, int64_t dim, const at::Tensor& index, const at::Tensor& v) {
-  TORCH_CHECK(v.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ",
-              v.dim(), " dimension(s).");
+  TORCH_CHECK(v.dim() == 0, "index_fill_ only supports a 0-dimensional value tensor, but got tensor with ", v.dim(),
+              " dimension(s).");
   return index_fill_common(self, dim, index, read_as(v, to_shlo(self.scalar_type())));
 }
 
@@ -813,8 +807,8 @@ at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef shifts_, at::IntArra
   for (const c10::SymInt& s : shifts_) shifts.push_back(s.expect_int());
   TORCH_CHECK(!shifts.empty(), "`shifts` required");
   size_t want = dims.empty() ? 1 : dims.size();
-  TORCH_CHECK(shifts.size() == want, "shifts and dimensions must align. shifts: ", shifts.size(), ", dims:",
-              dims.size());
+  TORCH_CHECK(shifts.size() == want, "shifts and dimensions must align. shifts: ", shifts.size(),
+              ", dims:", dims.size());
   std::vector<int64_t> d;
   for (int64_t x : dims) d.push_back(at::maybe_wrap_dim(x, self.dim()));
   if (self.numel() == 0) return self.clone();
@@ -841,8 +835,7 @@ at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_, con
   }
   at::Tensor out = empty(os, self.scalar_type(), self.device());
   if (out.numel() == 0) return out;
-  write(out, op("constant_pad" + ints(pad), {read(self), scalar_of(value, to_shlo(self.scalar_type()))},
-                type_of(out),
+  write(out, op("constant_pad" + ints(pad), {read(self), scalar_of(value, to_shlo(self.scalar_type()))}, type_of(out),
                 [pad](Builder& b, const Vals& in) { return Vals{ops::constant_pad(b, in[0], in[1], pad)}; }));
   return out;
 }
@@ -897,8 +890,7 @@ void sort_into(const at::Tensor& self, int64_t dim, bool descending, const at::T
 }
 }  // namespace
 
-std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, c10::SymInt k, int64_t dim, bool largest,
-                                        bool sorted) {
+std::tuple<at::Tensor, at::Tensor> topk(const at::Tensor& self, c10::SymInt k, int64_t dim, bool largest, bool sorted) {
   Structured<MTopk> m;
   m.meta(self, k.expect_int(), dim, largest, sorted);
   topk_into(self, k.expect_int(), dim, largest, m.outs[0], m.outs[1]);
@@ -919,9 +911,8 @@ std::tuple<at::Tensor, at::Tensor> sort_stable(const at::Tensor& self, std::opti
   sort_into(self, dim, descending, m.outs[0], m.outs[1]);
   return {m.outs[0], m.outs[1]};
 }
-std::tuple<at::Tensor&, at::Tensor&> sort_values_stable(const at::Tensor& self, std::optional<bool> stable,
-                                                        int64_t dim, bool descending, at::Tensor& values,
-                                                        at::Tensor& indices) {
+std::tuple<at::Tensor&, at::Tensor&> sort_values_stable(const at::Tensor& self, std::optional<bool> stable, int64_t dim,
+                                                        bool descending, at::Tensor& values, at::Tensor& indices) {
   Structured<MSort> m({values, indices});
   m.meta(self, stable, dim, descending);
   // The CPU copies self into values first, which refuses a partial overlap.
@@ -931,8 +922,8 @@ std::tuple<at::Tensor&, at::Tensor&> sort_values_stable(const at::Tensor& self, 
   return {values, indices};
 }
 
-std::tuple<at::Tensor&, at::Tensor&> kthvalue_values(const at::Tensor& self, c10::SymInt k_, int64_t dim,
-                                                     bool keepdim, at::Tensor& values, at::Tensor& indices) {
+std::tuple<at::Tensor&, at::Tensor&> kthvalue_values(const at::Tensor& self, c10::SymInt k_, int64_t dim, bool keepdim,
+                                                     at::Tensor& values, at::Tensor& indices) {
   int64_t k = k_.expect_int();
   dim = at::maybe_wrap_dim(dim, self.dim());
   int64_t size = size_at(self, dim);
@@ -967,8 +958,8 @@ std::tuple<at::Tensor&, at::Tensor&> nanmedian_dim_values(const at::Tensor& self
 // ---------------------------------------------------------------- nonzero, unique
 
 at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
-  TORCH_CHECK(out.scalar_type() == at::kLong, "nonzero: Expected out tensor to have scalar type Long but got scalar type",
-              out.scalar_type());
+  TORCH_CHECK(out.scalar_type() == at::kLong,
+              "nonzero: Expected out tensor to have scalar type Long but got scalar type", out.scalar_type());
   int64_t count = 0;
   if (self.numel() > 0)
     count = fetch_count(op("count_true", {read(self)}, shlo::Type{shlo::DType::S64, {}},
@@ -1020,9 +1011,9 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_common(const at::Tensor& s
   at::DimVector vs(x.sizes());
   vs[0] = count;
   at::Tensor values = empty(vs, self.scalar_type(), self.device());
-  at::Tensor inverse = empty(return_inverse ? (dim.has_value() ? at::IntArrayRef{N} : self.sizes())
-                                            : at::IntArrayRef{0},
-                             at::kLong, self.device());
+  at::Tensor inverse =
+      empty(return_inverse ? (dim.has_value() ? at::IntArrayRef{N} : self.sizes()) : at::IntArrayRef{0}, at::kLong,
+            self.device());
   at::Tensor counts = empty({return_counts ? count : 0}, at::kLong, self.device());
   if (N > 0) {
     std::vector<at::Tensor> outs{values};
@@ -1044,8 +1035,8 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_common(const at::Tensor& s
 }
 }  // namespace
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor> _unique2(const at::Tensor& self, bool /*sorted*/,
-                                                        bool return_inverse, bool return_counts) {
+std::tuple<at::Tensor, at::Tensor, at::Tensor> _unique2(const at::Tensor& self, bool /*sorted*/, bool return_inverse,
+                                                        bool return_counts) {
   // Always sorted: a valid order for sorted=False as well.
   return unique_common(self, true, return_inverse, return_counts, std::nullopt);
 }
@@ -1075,8 +1066,9 @@ at::Tensor repeat_interleave_Tensor(const at::Tensor& repeats, std::optional<c10
     }
   } else if (repeats.numel() > 0) {
     // Data-dependent size: one read of [min, sum].
-    std::vector<int64_t> ms = fetch_i64(op("min_and_sum", {read(repeats)}, shlo::Type{shlo::DType::S64, {2}},
-                                           [](Builder& b, const Vals& in) { return Vals{ops::min_and_sum(b, in[0])}; }));
+    std::vector<int64_t> ms =
+        fetch_i64(op("min_and_sum", {read(repeats)}, shlo::Type{shlo::DType::S64, {2}},
+                     [](Builder& b, const Vals& in) { return Vals{ops::min_and_sum(b, in[0])}; }));
     TORCH_CHECK(ms[0] >= 0, "repeats can not be negative");
     total = ms[1];
   }

@@ -28,7 +28,6 @@ using shlo::Value;
 using Vals = std::vector<Value>;
 using ProductFn = std::function<Value(Builder&, const Vals&)>;
 
-
 void check_product_dtype(const char* name, const at::Tensor& t) {
   TORCH_CHECK(t.scalar_type() != at::kBool, "\"", name, "\" not implemented for 'Bool'");
   (void)to_shlo(t.scalar_type());
@@ -54,16 +53,16 @@ void check_expandable(const at::Tensor& self, at::IntArrayRef to) {
 template <class M>
 void mm_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Tensor& mat2) {
   check_product_dtype("mm", self);
-  TORCH_CHECK(self.scalar_type() == mat2.scalar_type(), "expected m1 and m2 to have the same dtype, but got: ",
-              self.dtype(), " != ", mat2.dtype());
+  TORCH_CHECK(self.scalar_type() == mat2.scalar_type(),
+              "expected m1 and m2 to have the same dtype, but got: ", self.dtype(), " != ", mat2.dtype());
   record_into(out, "mm", {read(self), read(mat2)}, [](Builder& b, const Vals& v) { return ops::mm(b, v[0], v[1]); });
 }
 
 template <class M>
 void bmm_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Tensor& mat2) {
   check_product_dtype("bmm", self);
-  TORCH_CHECK(self.scalar_type() == mat2.scalar_type(), "expected scalar type ", self.scalar_type(),
-              " but found ", mat2.scalar_type());
+  TORCH_CHECK(self.scalar_type() == mat2.scalar_type(), "expected scalar type ", self.scalar_type(), " but found ",
+              mat2.scalar_type());
   record_into(out, "bmm", {read(self), read(mat2)}, [](Builder& b, const Vals& v) { return ops::bmm(b, v[0], v[1]); });
 }
 
@@ -100,8 +99,8 @@ void addmv_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Ten
 std::vector<int64_t> addbmm_shape(const at::Tensor& self, const at::Tensor& b1, const at::Tensor& b2) {
   TORCH_CHECK(b1.dim() == 3, "batch1 must be a 3D tensor");
   TORCH_CHECK(b2.dim() == 3, "batch2 must be a 3D tensor");
-  TORCH_CHECK(b1.size(0) == b2.size(0), "batch1 and batch2 must have same number of batches, got ", b1.size(0),
-              " and ", b2.size(0));
+  TORCH_CHECK(b1.size(0) == b2.size(0), "batch1 and batch2 must have same number of batches, got ", b1.size(0), " and ",
+              b2.size(0));
   TORCH_CHECK(b1.size(2) == b2.size(1), "Incompatible matrix sizes for bmm (", b1.size(1), "x", b1.size(2), " and ",
               b2.size(1), "x", b2.size(2), ")");
   TORCH_CHECK(self.scalar_type() == b1.scalar_type() && b1.scalar_type() == b2.scalar_type(),
@@ -139,13 +138,13 @@ void mv_check(const at::Tensor& self, const at::Tensor& vec) {
 }
 
 void dot_check(const at::Tensor& self, const at::Tensor& other) {
-  TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(), "D and ",
-              other.dim(), "D tensors");
+  TORCH_CHECK(self.dim() == 1 && other.dim() == 1, "1D tensors expected, but got ", self.dim(), "D and ", other.dim(),
+              "D tensors");
   TORCH_CHECK(self.scalar_type() == other.scalar_type(), "dot : expected both vectors to have same dtype, but found ",
               self.scalar_type(), " and ", other.scalar_type());
-  TORCH_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [", self.numel(),
-              "] and src [", other.numel(), "] to have the same number of elements, but got ", self.numel(), " and ",
-              other.numel(), " elements respectively");
+  TORCH_CHECK(self.numel() == other.numel(), "inconsistent tensor size, expected tensor [", self.numel(), "] and src [",
+              other.numel(), "] to have the same number of elements, but got ", self.numel(), " and ", other.numel(),
+              " elements respectively");
   check_product_dtype("dot", self);
 }
 
@@ -177,8 +176,7 @@ bool fused_attention_fits(const at::Tensor& q, const at::Tensor& k, const at::Te
   if (q.is_nested() || k.is_nested() || v.is_nested()) return false;
   int64_t r = q.dim();
   if ((r != 3 && r != 4) || k.dim() != r || v.dim() != r) return false;
-  if (!at::isFloatingType(q.scalar_type()) || k.scalar_type() != q.scalar_type() ||
-      v.scalar_type() != q.scalar_type())
+  if (!at::isFloatingType(q.scalar_type()) || k.scalar_type() != q.scalar_type() || v.scalar_type() != q.scalar_type())
     return false;
   for (int64_t i = 0; i + 3 < r; ++i)
     if (k.size(i) != q.size(i) || v.size(i) != q.size(i)) return false;
@@ -243,9 +241,8 @@ at::Tensor wrap_like_layout(engine::Ref v, const at::Tensor& like) {
     permuted[i] = v.type().shape[order[i]];
     key += std::to_string(order[i]) + ",";
   }
-  engine::Ref t = op(key + "]", {v}, shlo::Type{v.type().dtype, permuted}, [order](Builder& b, const Vals& x) {
-    return Vals{b.transpose(x[0], order)};
-  });
+  engine::Ref t = op(key + "]", {v}, shlo::Type{v.type().dtype, permuted},
+                     [order](Builder& b, const Vals& x) { return Vals{b.transpose(x[0], order)}; });
   return wrap(t, like.device()).permute(inverse);
 }
 
@@ -374,12 +371,10 @@ int64_t _fused_sdp_choice(const at::Tensor& q, const at::Tensor& k, const at::Te
   return fused_sdp_choice_impl(q, k, v, mask, dropout_p, is_causal, scale, enable_gqa);
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor, at::Tensor,
-           at::Tensor>
+std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor, at::Tensor, at::Tensor>
 _scaled_dot_product_fused_attention_overrideable(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                                                  const std::optional<at::Tensor>& attn_bias, double dropout_p,
-                                                 bool is_causal, bool return_debug_mask,
-                                                 std::optional<double> scale) {
+                                                 bool is_causal, bool return_debug_mask, std::optional<double> scale) {
   std::optional<at::Tensor> mask = defined_or_none(attn_bias);
   check_attention_inputs(q, k, v, mask, dropout_p);
   TORCH_CHECK(!return_debug_mask, "tpu fused attention: return_debug_mask is not supported");
@@ -392,29 +387,29 @@ _scaled_dot_product_fused_attention_overrideable(const at::Tensor& q, const at::
   shlo::DType qt = to_shlo(q.scalar_type());
   ops::AttentionSpec spec{is_causal};
   bool has_mask = mask.has_value();
-  auto refs = engine::record(
-      std::string("sdpa_fwd:") + (is_causal ? "causal" : "full") + (has_mask ? ":mask" : ""), std::move(in),
-      {shlo::Type{qt, shape_of(out_shape)}, shlo::Type{shlo::DType::F32, shape_of(lse_shape)}},
-      [spec, has_mask](Builder& b, const Vals& x) {
-        std::optional<Value> m;
-        if (has_mask) m = x[4];
-        return ops::attention_forward(b, x[0], x[1], x[2], m, x[3], spec);
-      });
+  auto refs = engine::record(std::string("sdpa_fwd:") + (is_causal ? "causal" : "full") + (has_mask ? ":mask" : ""),
+                             std::move(in),
+                             {shlo::Type{qt, shape_of(out_shape)}, shlo::Type{shlo::DType::F32, shape_of(lse_shape)}},
+                             [spec, has_mask](Builder& b, const Vals& x) {
+                               std::optional<Value> m;
+                               if (has_mask) m = x[4];
+                               return ops::attention_forward(b, x[0], x[1], x[2], m, x[3], spec);
+                             });
   at::Tensor out = wrap_like_layout(refs[0], q);
   at::Tensor lse = wrap(refs[1], dev);
   // The meta function gives 3-D inputs a batch of one: (1, H, L).
   if (q.dim() == 3) lse = lse.view({1, q.size(0), q.size(1)});
   auto seed = empty({}, at::kLong, dev), offset = empty({}, at::kLong, dev);
-  return {out, lse, at::Tensor(), at::Tensor(), c10::SymInt(q.size(-2)), c10::SymInt(k.size(-2)), seed, offset,
-          at::Tensor()};
+  return {out,  lse,    at::Tensor(), at::Tensor(), c10::SymInt(q.size(-2)), c10::SymInt(k.size(-2)),
+          seed, offset, at::Tensor()};
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> _scaled_dot_product_fused_attention_overrideable_backward(
     const at::Tensor& grad_out, const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
     const at::Tensor& attn_bias, std::array<bool, 4> grad_input_mask, const at::Tensor& out,
     const at::Tensor& logsumexp, const at::Tensor& cum_seq_q, const at::Tensor& cum_seq_k, c10::SymInt max_q,
-    c10::SymInt max_k, double dropout_p, bool is_causal, const at::Tensor& philox_seed,
-    const at::Tensor& philox_offset, std::optional<double> scale) {
+    c10::SymInt max_k, double dropout_p, bool is_causal, const at::Tensor& philox_seed, const at::Tensor& philox_offset,
+    std::optional<double> scale) {
   std::optional<at::Tensor> mask = defined_or_none(attn_bias);
   check_attention_inputs(q, k, v, mask, dropout_p);
   std::array<bool, 4> wanted = grad_input_mask;

@@ -2,7 +2,6 @@
 // MoE experts' token counts) and the shallow-copy compatibility query that
 // lets Module.to("tpu") keep tied parameters tied.
 #include <ATen/native/Resize.h>
-
 #include <c10/util/bit_cast.h>
 
 #include <cmath>
@@ -18,17 +17,17 @@ namespace tpu {
 namespace {
 
 bool dense_cpu_or_tpu(const at::Tensor& t) {
-  return t.layout() == at::kStrided && (t.device().is_cpu() || t.device().is_privateuseone()) &&
-         !t.is_quantized() && !t.key_set().has(c10::DispatchKey::Python);
+  return t.layout() == at::kStrided && (t.device().is_cpu() || t.device().is_privateuseone()) && !t.is_quantized() &&
+         !t.key_set().has(c10::DispatchKey::Python);
 }
 
-void histc_impl(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max,
-                at::Tensor& out) {
+void histc_impl(const at::Tensor& self, int64_t bins, const at::Scalar& min, const at::Scalar& max, at::Tensor& out) {
   TORCH_CHECK(bins > 0, "torch.histogram(): bins must be > 0, but got ", bins, " for dimension 0");
   at::ScalarType st = self.scalar_type();
   TORCH_CHECK(st != at::kBool && !at::isComplexType(st), "\"histc\" not implemented for '", st, "'");
-  TORCH_CHECK(out.scalar_type() == st, "torch.histogram: input tensor and hist tensor should have the same dtype, but got input ",
-              self.dtype(), " and hist ", out.dtype());
+  TORCH_CHECK(out.scalar_type() == st,
+              "torch.histogram: input tensor and hist tensor should have the same dtype, but got input ", self.dtype(),
+              " and hist ", out.dtype());
   double lo = min.toDouble(), hi = max.toDouble();
   // Equal bounds mean "use the data's range": computed on the device, so
   // histc never waits for the host.

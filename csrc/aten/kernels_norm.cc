@@ -18,8 +18,6 @@ using Vals = std::vector<Value>;
 
 bool present(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
 
-
-
 // x's shape with the trailing `n` dims as 1.
 std::vector<int64_t> stat_shape(const at::Tensor& x, int64_t axis) {
   std::vector<int64_t> s(x.sizes().begin(), x.sizes().end());
@@ -42,11 +40,13 @@ void check_float(const at::Tensor& x, const char* name) {
 
 void rms_check(const at::Tensor& input, at::IntArrayRef normalized_shape, const std::optional<at::Tensor>& weight) {
   int64_t n = static_cast<int64_t>(normalized_shape.size());
-  TORCH_CHECK(n >= 1, "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
-              "element, but got normalized_shape = ", normalized_shape);
+  TORCH_CHECK(n >= 1,
+              "Expected normalized_shape to be at least 1-dimensional, i.e., containing at least one "
+              "element, but got normalized_shape = ",
+              normalized_shape);
   TORCH_CHECK(!present(weight) || weight->sizes() == normalized_shape,
-              "Expected weight to be of same shape as normalized_shape, but got weight of shape ",
-              weight->sizes(), " and normalized_shape = ", normalized_shape);
+              "Expected weight to be of same shape as normalized_shape, but got weight of shape ", weight->sizes(),
+              " and normalized_shape = ", normalized_shape);
   TORCH_CHECK_VALUE(input.dim() >= n, "Input tensor must have at least ", n, " dimensions, but got ", input.dim());
   TORCH_CHECK(input.sizes().slice(input.dim() - n) == normalized_shape, "Given normalized_shape=", normalized_shape,
               ", expected input with shape [*", normalized_shape, "], but got input of size", input.sizes());
@@ -72,15 +72,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   if (hw) in.push_back(read(*weight));
   if (hb) in.push_back(read(*bias));
   shlo::DType sdt = to_shlo(sd);
-  write_all({out, mean, rstd}, std::string("layer_norm") + std::to_string(axis) + (hw ? "w" : "") + (hb ? "b" : "") +
-                             ">" + shlo::dtype_name(sdt),
-      in, [=](Builder& b, const Vals& v) {
-        std::optional<Value> w, bs;
-        if (hw) w = v[2];
-        if (hb) bs = v[hw ? 3 : 2];
-        ops::LayerNormOut r = ops::layer_norm(b, v[0], axis, w, bs, v[1], sdt);
-        return Vals{r.out, r.mean, r.rstd};
-      });
+  write_all({out, mean, rstd},
+            std::string("layer_norm") + std::to_string(axis) + (hw ? "w" : "") + (hb ? "b" : "") + ">" +
+                shlo::dtype_name(sdt),
+            in, [=](Builder& b, const Vals& v) {
+              std::optional<Value> w, bs;
+              if (hw) w = v[2];
+              if (hb) bs = v[hw ? 3 : 2];
+              ops::LayerNormOut r = ops::layer_norm(b, v[0], axis, w, bs, v[1], sdt);
+              return Vals{r.out, r.mean, r.rstd};
+            });
   return {out, mean, rstd};
 }
 
@@ -119,8 +120,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
 }
 
 std::tuple<at::Tensor, at::Tensor> _fused_rms_norm(const at::Tensor& input, at::IntArrayRef normalized_shape,
-                                                   const std::optional<at::Tensor>& weight,
-                                                   std::optional<double> eps) {
+                                                   const std::optional<at::Tensor>& weight, std::optional<double> eps) {
   rms_check(input, normalized_shape, weight);
   check_float(input, "rms_norm");
   int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
@@ -157,8 +157,8 @@ std::tuple<at::Tensor, at::Tensor> _fused_rms_norm_backward(const at::Tensor& gr
   if (outs.empty()) return {gi, gw};
   std::vector<engine::Ref> in{read(grad_out), read(input), read(rstd)};
   if (hw) in.push_back(read(*weight));
-  std::string key = "rms_norm_bwd" + std::to_string(axis) + (hw ? "w" : "") + "/" + std::to_string(mask[0]) +
-                    std::to_string(mask[1]);
+  std::string key =
+      "rms_norm_bwd" + std::to_string(axis) + (hw ? "w" : "") + "/" + std::to_string(mask[0]) + std::to_string(mask[1]);
   write_all(outs, key, in, [=](Builder& b, const Vals& v) {
     std::optional<Value> w;
     if (hw) w = v[3];

@@ -45,7 +45,6 @@ engine::Ref rng_state(const std::optional<at::Generator>& gen, const at::Device&
   return engine::from_host(s.data(), shlo::Type{DType::U64, {2}});
 }
 
-
 engine::Ref param(double v, DType c) { return scalar_of(at::Scalar(v), c); }
 
 // Records `name` over (state, extra...) producing a value shaped like self,
@@ -105,8 +104,8 @@ struct UniformKernel {
 };
 
 void normal_fill(at::Tensor& self, engine::Ref mean, engine::Ref std, const std::optional<at::Generator>& gen) {
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || self.is_complex(), "\"normal_kernel_tpu\" not implemented for '",
-              at::toString(self.scalar_type()), "'");
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()) || self.is_complex(),
+              "\"normal_kernel_tpu\" not implemented for '", at::toString(self.scalar_type()), "'");
   fill(self, "normal", gen, {std::move(mean), std::move(std)},
        [](shlo::Builder& b, const Vals& in, const shlo::Type& t) { return ops::normal(b, in[0], in[1], in[2], t); });
 }
@@ -166,10 +165,14 @@ struct RandomKernel {
     if (d == DType::U64) return random_full_fill(self, gen);
     uint64_t range;
     bool bits64 = d == DType::S64 || d == DType::F64;
-    if (d == DType::PRED) range = 2;
-    else if (shlo::is_float(d)) range = (uint64_t{1} << ops::random_digits(d)) + 1;
-    else if (shlo::is_unsigned_int(d)) range = uint64_t{1} << (8 * shlo::dtype_size(d));
-    else range = uint64_t{1} << (8 * shlo::dtype_size(d) - 1);
+    if (d == DType::PRED)
+      range = 2;
+    else if (shlo::is_float(d))
+      range = (uint64_t{1} << ops::random_digits(d)) + 1;
+    else if (shlo::is_unsigned_int(d))
+      range = uint64_t{1} << (8 * shlo::dtype_size(d));
+    else
+      range = uint64_t{1} << (8 * shlo::dtype_size(d) - 1);
     random_int_fill(self, 0, range, bits64, gen);
   }
 };
@@ -219,8 +222,8 @@ template <class>
 struct GeometricKernel {
   void operator()(at::TensorIteratorBase& iter, double p, std::optional<at::Generator> gen) {
     at::Tensor self = iter.tensor(0);
-    TORCH_CHECK(!self.is_complex() && self.scalar_type() != at::kBool,
-                "geometric_ is not implemented for ", self.scalar_type());
+    TORCH_CHECK(!self.is_complex() && self.scalar_type() != at::kBool, "geometric_ is not implemented for ",
+                self.scalar_type());
     DType c = ops::random_compute_dtype(to_shlo(self.scalar_type()));
     fill(self, "geometric", gen, {param(p, c)},
          [](shlo::Builder& b, const Vals& in, const shlo::Type& t) { return ops::geometric(b, in[0], in[1], t); });
@@ -349,8 +352,8 @@ at::Tensor& cauchy_(at::Tensor& self, double median, double sigma, std::optional
 at::Tensor normal_Tensor_float(const at::Tensor& mean, double std, std::optional<at::Generator> gen) {
   TORCH_CHECK(std >= 0.0, "normal expects std >= 0.0, but found std ", std);
   at::Tensor out = at::empty_like(mean, at::MemoryFormat::Contiguous);
-  return normal_tensors_out(out, read_param(mean, out), param(std, ops::random_compute_dtype(to_shlo(out.scalar_type()))),
-                            mean.sizes(), gen);
+  return normal_tensors_out(out, read_param(mean, out),
+                            param(std, ops::random_compute_dtype(to_shlo(out.scalar_type()))), mean.sizes(), gen);
 }
 
 at::Tensor& normal_Tensor_float_out(const at::Tensor& mean, double std, std::optional<at::Generator> gen,
@@ -362,14 +365,14 @@ at::Tensor& normal_Tensor_float_out(const at::Tensor& mean, double std, std::opt
 
 at::Tensor normal_float_Tensor(double mean, const at::Tensor& std, std::optional<at::Generator> gen) {
   at::Tensor out = at::empty_like(std, at::MemoryFormat::Contiguous);
-  return normal_tensors_out(out, param(mean, ops::random_compute_dtype(to_shlo(out.scalar_type()))),
-                            read_std(std, out), std.sizes(), gen);
+  return normal_tensors_out(out, param(mean, ops::random_compute_dtype(to_shlo(out.scalar_type()))), read_std(std, out),
+                            std.sizes(), gen);
 }
 
 at::Tensor& normal_float_Tensor_out(double mean, const at::Tensor& std, std::optional<at::Generator> gen,
                                     at::Tensor& out) {
-  return normal_tensors_out(out, param(mean, ops::random_compute_dtype(to_shlo(out.scalar_type()))),
-                            read_std(std, out), std.sizes(), gen);
+  return normal_tensors_out(out, param(mean, ops::random_compute_dtype(to_shlo(out.scalar_type()))), read_std(std, out),
+                            std.sizes(), gen);
 }
 
 at::Tensor normal_Tensor_Tensor(const at::Tensor& mean, const at::Tensor& std, std::optional<at::Generator> gen) {
@@ -378,8 +381,8 @@ at::Tensor normal_Tensor_Tensor(const at::Tensor& mean, const at::Tensor& std, s
   return normal_tensors_out(out, read_param(mean, out), read_std(std, out), shape, gen);
 }
 
-at::Tensor& normal_Tensor_Tensor_out(const at::Tensor& mean, const at::Tensor& std,
-                                     std::optional<at::Generator> gen, at::Tensor& out) {
+at::Tensor& normal_Tensor_Tensor_out(const at::Tensor& mean, const at::Tensor& std, std::optional<at::Generator> gen,
+                                     at::Tensor& out) {
   auto shape = at::infer_size(mean.sizes(), std.sizes());
   return normal_tensors_out(out, read_param(mean, out), read_std(std, out), shape, gen);
 }
@@ -388,8 +391,7 @@ at::Tensor& normal_Tensor_Tensor_out(const at::Tensor& mean, const at::Tensor& s
 
 std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, double p, std::optional<bool> train) {
   if (input.numel() == 0) return {input, at::empty_like(input, input.options().dtype(at::kBool))};
-  if (train.has_value() && !*train)
-    return {input.clone(), at::ones_like(input, input.options().dtype(at::kBool))};
+  if (train.has_value() && !*train) return {input.clone(), at::ones_like(input, input.options().dtype(at::kBool))};
   double p1m = 1. - p;
   // p == 1 drops everything; avoid 1/0.
   double scale = p1m == 0 ? 0. : 1. / p1m;
@@ -413,10 +415,9 @@ at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mas
   shlo::Type ty = type_of(grad);
   ty.dtype = to_shlo(at::result_type(grad, at::Scalar(scale)));
   DType c = ops::random_compute_dtype(ty.dtype);
-  engine::Ref r = op("native_dropout_backward:" + ty.str(), {read_as(grad, ty.dtype), read(mask), param(scale, c)}, ty,
-                     [](shlo::Builder& b, const Vals& in) {
-                       return Vals{ops::dropout_backward(b, in[0], in[1], in[2])};
-                     });
+  engine::Ref r =
+      op("native_dropout_backward:" + ty.str(), {read_as(grad, ty.dtype), read(mask), param(scale, c)}, ty,
+         [](shlo::Builder& b, const Vals& in) { return Vals{ops::dropout_backward(b, in[0], in[1], in[2])}; });
   return wrap(r, grad.device());
 }
 
@@ -429,26 +430,30 @@ at::Tensor& randperm_generator_out(c10::SymInt n_, std::optional<at::Generator> 
               out.scalar_type());
   // The largest value, n - 1, must be exact in the result type.
   switch (out.scalar_type()) {
-    case at::kHalf: TORCH_CHECK(n <= (int64_t(1) << 11) + 1, "n cannot be greater than 2049 for Half type."); break;
+    case at::kHalf:
+      TORCH_CHECK(n <= (int64_t(1) << 11) + 1, "n cannot be greater than 2049 for Half type.");
+      break;
     case at::kBFloat16:
       TORCH_CHECK(n <= (int64_t(1) << 8) + 1, "n cannot be greater than 2^8+1 for BFloat16 type.");
       break;
-    case at::kFloat: TORCH_CHECK(n <= (int64_t(1) << 24) + 1, "n cannot be greater than 2^24+1 for Float type."); break;
+    case at::kFloat:
+      TORCH_CHECK(n <= (int64_t(1) << 24) + 1, "n cannot be greater than 2^24+1 for Float type.");
+      break;
     case at::kDouble:
       TORCH_CHECK(n <= (int64_t(1) << 53) + 1, "n cannot be greater than 2^53+1 for Double type.");
       break;
     default:
       if (at::isIntegralType(out.scalar_type(), false) && out.element_size() < 8)
-        TORCH_CHECK(n - 1 <= (int64_t(1) << (8 * out.element_size() - (at::isSignedType(out.scalar_type()) ? 1 : 0))) - 1,
-                    "n is too large for result tensor type: '", out.toString(), "'");
+        TORCH_CHECK(
+            n - 1 <= (int64_t(1) << (8 * out.element_size() - (at::isSignedType(out.scalar_type()) ? 1 : 0))) - 1,
+            "n is too large for result tensor type: '", out.toString(), "'");
   }
   at::native::resize_output(out, {n});
   if (n == 0) return out;
   DType d = to_shlo(out.scalar_type());
   write(out, op("randperm:" + std::to_string(n) + ":" + shlo::dtype_name(d), {rng_state(gen, out.device())},
-                shlo::Type{d, {n}}, [n, d](shlo::Builder& b, const Vals& in) {
-                  return Vals{ops::randperm(b, in[0], n, d)};
-                }));
+                shlo::Type{d, {n}},
+                [n, d](shlo::Builder& b, const Vals& in) { return Vals{ops::randperm(b, in[0], n, d)}; }));
   return out;
 }
 
@@ -462,13 +467,16 @@ at::Tensor& multinomial_out(const at::Tensor& self, c10::SymInt n, bool replacem
   TORCH_CHECK(out.scalar_type() == at::kLong, "multinomial expects Long tensor out, got: ", out.scalar_type());
   TORCH_CHECK(n_sample > 0, "cannot sample n_sample <= 0 samples");
   int64_t cats = self.size(-1);
-  TORCH_CHECK(replacement || n_sample <= cats, "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
+  TORCH_CHECK(replacement || n_sample <= cats,
+              "cannot sample n_sample > prob_dist.size(-1) samples without replacement");
   TORCH_CHECK(cats <= (int64_t(1) << 24), "number of categories cannot exceed 2^24");
   // Negative, non-finite or all-zero rows raise at the next host read.
   check_probabilities(self, n_sample, replacement);
   int64_t rows = self.dim() == 1 ? 1 : self.size(0);
-  if (self.dim() == 1) at::native::resize_output(out, {n_sample});
-  else at::native::resize_output(out, {rows, n_sample});
+  if (self.dim() == 1)
+    at::native::resize_output(out, {n_sample});
+  else
+    at::native::resize_output(out, {rows, n_sample});
   if (out.numel() == 0) return out;
   std::string key = "multinomial:" + std::to_string(n_sample) + (replacement ? "r" : "");
   engine::Ref r = op(key, {rng_state(gen, self.device()), read(self)}, type_of(out),
@@ -480,7 +488,8 @@ at::Tensor& multinomial_out(const at::Tensor& self, c10::SymInt n, bool replacem
   return out;
 }
 
-at::Tensor multinomial(const at::Tensor& self, c10::SymInt n_sample, bool replacement, std::optional<at::Generator> gen) {
+at::Tensor multinomial(const at::Tensor& self, c10::SymInt n_sample, bool replacement,
+                       std::optional<at::Generator> gen) {
   at::Tensor out = at::empty({0}, self.options().dtype(at::kLong));
   return multinomial_out(self, n_sample, replacement, gen, out);
 }

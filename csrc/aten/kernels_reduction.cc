@@ -1,8 +1,8 @@
 // Reductions, scans, softmax and losses: ATen entry points over ops/reduction
 // (and the value check quantile adds in front of its composite).
-#include <ATen/WrapDimUtils.h>
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
+#include <ATen/WrapDimUtils.h>
 #include <ATen/ops/_log_softmax_backward_data_meta.h>
 #include <ATen/ops/_log_softmax_meta.h>
 #include <ATen/ops/_softmax_backward_data_meta.h>
@@ -21,10 +21,10 @@
 #include <ATen/ops/mean_meta.h>
 #include <ATen/ops/min_meta.h>
 #include <ATen/ops/mse_loss_meta.h>
+#include <ATen/ops/nanquantile_native.h>
 #include <ATen/ops/nll_loss_backward_meta.h>
 #include <ATen/ops/nll_loss_forward_meta.h>
 #include <ATen/ops/norm_meta.h>
-#include <ATen/ops/nanquantile_native.h>
 #include <ATen/ops/prod_meta.h>
 #include <ATen/ops/quantile_native.h>
 #include <ATen/ops/sum_meta.h>
@@ -92,8 +92,10 @@ std::vector<int64_t> reduced_shape(const at::Tensor& self, const Dims& dims, boo
   std::vector<int64_t> s;
   for (int64_t i = 0; i < self.dim(); ++i) {
     bool r = std::find(dims.begin(), dims.end(), i) != dims.end();
-    if (!r) s.push_back(self.size(i));
-    else if (keepdim) s.push_back(1);
+    if (!r)
+      s.push_back(self.size(i));
+    else if (keepdim)
+      s.push_back(1);
   }
   return s;
 }
@@ -104,8 +106,6 @@ at::OptionalScalarRef opt_ref(const std::optional<at::Scalar>& s) {
 at::OptionalTensorRef opt_ref(const std::optional<at::Tensor>& t) {
   return t.has_value() && t->defined() ? at::OptionalTensorRef(*t) : at::OptionalTensorRef();
 }
-
-
 
 // out= without a meta function: dtype must match exactly; shape is resized.
 void prepare_out(const at::Tensor& out, at::IntArrayRef shape, at::ScalarType dtype, const char* name) {
@@ -120,7 +120,7 @@ void reduce_into(const at::Tensor& out, const at::Tensor& self, const Dims& dims
                  const char* name) {
   shlo::DType o = to_shlo(out.scalar_type());
   write_all({out}, std::string(name) + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
-      [=](Builder& b, const Vals& in) { return Vals{ops::reduce(b, in[0], kind, dims, keepdim, o)}; });
+            [=](Builder& b, const Vals& in) { return Vals{ops::reduce(b, in[0], kind, dims, keepdim, o)}; });
 }
 
 template <class M>
@@ -135,7 +135,7 @@ void mean_impl(M&, const at::Tensor& out, const at::Tensor& self, at::OptionalIn
   Dims dims = reduce_dims(self, dim);
   shlo::DType o = to_shlo(out.scalar_type());
   write_all({out}, "mean" + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
-      [=](Builder& b, const Vals& in) { return Vals{ops::mean(b, in[0], dims, keepdim, o)}; });
+            [=](Builder& b, const Vals& in) { return Vals{ops::mean(b, in[0], dims, keepdim, o)}; });
 }
 
 template <class M>
@@ -184,14 +184,13 @@ void minmax_dim_into(const at::Tensor& values, const at::Tensor& indices, const 
     return;
   }
   write_all({values, indices}, std::string(is_max ? "max_dim" : "min_dim") + dims_key({d}, keepdim), {read(self)},
-      [=](Builder& b, const Vals& in) {
-        auto [v, i] = ops::arg_reduce(b, in[0], d, keepdim, is_max);
-        return Vals{v, i};
-      });
+            [=](Builder& b, const Vals& in) {
+              auto [v, i] = ops::arg_reduce(b, in[0], d, keepdim, is_max);
+              return Vals{v, i};
+            });
 }
 
-void arg_into(const at::Tensor& out, const at::Tensor& self, std::optional<int64_t> dim, bool keepdim,
-              bool is_max) {
+void arg_into(const at::Tensor& out, const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, bool is_max) {
   std::string key = is_max ? "argmax" : "argmin";
   shlo::Shape out_shape = shape_of(out.sizes());
   if (!dim.has_value() || self.dim() == 0) {
@@ -205,7 +204,7 @@ void arg_into(const at::Tensor& out, const at::Tensor& self, std::optional<int64
   }
   int64_t d = c10::maybe_wrap_dim(*dim, self.dim());
   write_all({out}, key + dims_key({d}, keepdim), {read(self)},
-      [=](Builder& b, const Vals& in) { return Vals{ops::arg_reduce(b, in[0], d, keepdim, is_max).second}; });
+            [=](Builder& b, const Vals& in) { return Vals{ops::arg_reduce(b, in[0], d, keepdim, is_max).second}; });
 }
 
 template <class M>
@@ -233,11 +232,10 @@ void vector_norm_into(const at::Tensor& out, const at::Tensor& self, const at::S
   shlo::DType o = to_shlo(out.scalar_type());
   ops::NormOrd k = norm_ord(ord.toDouble());
   // Only the special orders change the program; any other p is an operand.
-  write_all({out}, "vector_norm" + std::to_string(static_cast<int>(k)) + dims_key(dims, keepdim) + ">" +
-                 shlo::dtype_name(o),
-      {read(self), scalar_of(ord, shlo::DType::F32)}, [=](Builder& b, const Vals& in) {
-        return Vals{ops::vector_norm(b, in[0], k, in[1], dims, keepdim, o)};
-      });
+  write_all({out},
+            "vector_norm" + std::to_string(static_cast<int>(k)) + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o),
+            {read(self), scalar_of(ord, shlo::DType::F32)},
+            [=](Builder& b, const Vals& in) { return Vals{ops::vector_norm(b, in[0], k, in[1], dims, keepdim, o)}; });
 }
 
 template <class M>
@@ -252,8 +250,8 @@ void norm_impl(M&, const at::Tensor& out, const at::Tensor& self, at::OptionalSc
   vector_norm_into(out, self, p.has_value() ? p.get() : at::Scalar(2.0), reduce_dims(self, dim), keepdim);
 }
 template <class M>
-void norm_dtype_impl(M& m, const at::Tensor& out, const at::Tensor& self, at::OptionalScalarRef p,
-                     at::IntArrayRef dim, bool keepdim, at::ScalarType) {
+void norm_dtype_impl(M& m, const at::Tensor& out, const at::Tensor& self, at::OptionalScalarRef p, at::IntArrayRef dim,
+                     bool keepdim, at::ScalarType) {
   norm_impl(m, out, self, p, dim, keepdim);
 }
 
@@ -277,14 +275,15 @@ void var_into(const at::Tensor& out, const at::Tensor& mean_out, const at::Tenso
   double n = 1;
   for (int64_t d : dims) n *= static_cast<double>(self.size(d));
   if (n - corr.toDouble() <= 0)
-    TORCH_WARN(take_sqrt ? "std" : "var", with_mean ? "_mean" : "", "(): degrees of freedom is <= 0. Correction should be strictly less than ",
+    TORCH_WARN(take_sqrt ? "std" : "var", with_mean ? "_mean" : "",
+               "(): degrees of freedom is <= 0. Correction should be strictly less than ",
                "the reduction factor (input numel divided by output numel).");
   engine::Ref c = scalar_of(corr, ops::acc_type(o));
   write_all(outs, std::string(take_sqrt ? "std" : "var") + (with_mean ? "_mean" : "") + dims_key(dims, keepdim),
-      {read(self), c}, [=](Builder& b, const Vals& in) {
-        auto [v, m] = ops::var_mean(b, in[0], dims, keepdim, in[1], take_sqrt, o);
-        return with_mean ? Vals{v, m} : Vals{v};
-      });
+            {read(self), c}, [=](Builder& b, const Vals& in) {
+              auto [v, m] = ops::var_mean(b, in[0], dims, keepdim, in[1], take_sqrt, o);
+              return with_mean ? Vals{v, m} : Vals{v};
+            });
 }
 
 at::Tensor var_like(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& corr,
@@ -306,8 +305,7 @@ at::Tensor& var_like_out(const at::Tensor& self, at::OptionalIntArrayRef dim, co
 }
 
 std::tuple<at::Tensor, at::Tensor> var_mean_like(const at::Tensor& self, at::OptionalIntArrayRef dim,
-                                                 const std::optional<at::Scalar>& corr, bool keepdim,
-                                                 bool take_sqrt) {
+                                                 const std::optional<at::Scalar>& corr, bool keepdim, bool take_sqrt) {
   at::ScalarType dt = var_dtype(self);
   Dims dims = reduce_dims(self, dim);
   auto shape = reduced_shape(self, dims, keepdim);
@@ -322,7 +320,7 @@ void scan_into(const at::Tensor& out, const at::Tensor& self, int64_t dim, ops::
   int64_t d = c10::maybe_wrap_dim(dim, self.dim());  // 0-d: 0 (the lowering treats it as [1])
   shlo::DType o = to_shlo(out.scalar_type());
   write_all({out}, std::string(name) + std::to_string(d) + ">" + shlo::dtype_name(o), {read(self)},
-      [=](Builder& b, const Vals& in) { return Vals{ops::scan(b, in[0], kind, d, o)}; });
+            [=](Builder& b, const Vals& in) { return Vals{ops::scan(b, in[0], kind, d, o)}; });
 }
 
 template <class M>
@@ -345,7 +343,7 @@ void softmax_into(const at::Tensor& out, const at::Tensor& self, int64_t dim, bo
   int64_t d = c10::maybe_wrap_dim(dim, self.dim());
   shlo::DType o = to_shlo(out.scalar_type());
   write_all({out}, std::string(log ? "log_softmax" : "softmax") + std::to_string(d) + ">" + shlo::dtype_name(o),
-      {read(self)}, [=](Builder& b, const Vals& in) { return Vals{ops::softmax(b, in[0], d, log, o)}; });
+            {read(self)}, [=](Builder& b, const Vals& in) { return Vals{ops::softmax(b, in[0], d, log, o)}; });
 }
 
 template <class M>
@@ -363,8 +361,8 @@ void softmax_backward_into(const at::Tensor& out, const at::Tensor& grad, const 
   int64_t d = c10::maybe_wrap_dim(dim, grad.dim());
   shlo::DType o = to_shlo(out.scalar_type());
   write_all({out}, std::string(log ? "log_softmax_bwd" : "softmax_bwd") + std::to_string(d) + ">" + shlo::dtype_name(o),
-      {read(grad), read(output)},
-      [=](Builder& b, const Vals& in) { return Vals{ops::softmax_backward(b, in[0], in[1], d, log, o)}; });
+            {read(grad), read(output)},
+            [=](Builder& b, const Vals& in) { return Vals{ops::softmax_backward(b, in[0], in[1], d, log, o)}; });
 }
 
 template <class M>
@@ -373,8 +371,8 @@ void softmax_backward_impl(M&, const at::Tensor& out, const at::Tensor& grad, co
   softmax_backward_into(out, grad, output, dim, false);
 }
 template <class M>
-void log_softmax_backward_impl(M&, const at::Tensor& out, const at::Tensor& grad, const at::Tensor& output,
-                               int64_t dim, at::ScalarType) {
+void log_softmax_backward_impl(M&, const at::Tensor& out, const at::Tensor& grad, const at::Tensor& output, int64_t dim,
+                               at::ScalarType) {
   softmax_backward_into(out, grad, output, dim, true);
 }
 
@@ -385,8 +383,7 @@ void check_reduction(int64_t reduction) {
 }
 
 void check_target(const at::Tensor& target) {
-  TORCH_CHECK(!at::isFloatingType(target.scalar_type()) && !target.is_complex() &&
-                  target.scalar_type() != at::kBool,
+  TORCH_CHECK(!at::isFloatingType(target.scalar_type()) && !target.is_complex() && target.scalar_type() != at::kBool,
               "expected scalar type Long but found ", target.scalar_type());
 }
 
@@ -404,12 +401,12 @@ void nll_into(const at::Tensor& output, const at::Tensor& total_weight, const at
   std::vector<engine::Ref> in{read(self), read(target), engine::scalar_i64(ignore_index)};
   if (has_w) in.push_back(read(*weight));
   write_all({output, total_weight}, "nll_loss" + std::to_string(reduction) + (has_w ? "w" : ""), in,
-      [=](Builder& b, const Vals& v) {
-        std::optional<Value> w;
-        if (has_w) w = v[3];
-        auto [o, t] = ops::nll_loss(b, v[0], v[1], w, reduction, v[2]);
-        return Vals{o, t};
-      });
+            [=](Builder& b, const Vals& v) {
+              std::optional<Value> w;
+              if (has_w) w = v[3];
+              auto [o, t] = ops::nll_loss(b, v[0], v[1], w, reduction, v[2]);
+              return Vals{o, t};
+            });
 }
 
 void nll_backward_into(const at::Tensor& grad_input, const at::Tensor& grad, const at::Tensor& self,
@@ -422,11 +419,11 @@ void nll_backward_into(const at::Tensor& grad_input, const at::Tensor& grad, con
                               read(total_weight)};
   if (has_w) in.push_back(read(*weight));
   write_all({grad_input}, "nll_loss_bwd" + std::to_string(reduction) + (has_w ? "w" : ""), in,
-      [=](Builder& b, const Vals& v) {
-        std::optional<Value> w;
-        if (has_w) w = v[5];
-        return Vals{ops::nll_loss_backward(b, v[0], v[1], v[2], w, reduction, v[3], v[4])};
-      });
+            [=](Builder& b, const Vals& v) {
+              std::optional<Value> w;
+              if (has_w) w = v[5];
+              return Vals{ops::nll_loss_backward(b, v[0], v[1], v[2], w, reduction, v[3], v[4])};
+            });
 }
 
 template <class M>
@@ -439,18 +436,18 @@ void nll_forward_impl(M& m, const at::Tensor& output, const at::Tensor& self, co
 
 template <class M>
 void nll_backward_impl(M&, const at::Tensor& grad_input, const at::Tensor& grad, const at::Tensor& self,
-                       const at::Tensor& target, at::OptionalTensorRef weight, int64_t reduction,
-                       int64_t ignore_index, const at::Tensor& total_weight) {
+                       const at::Tensor& target, at::OptionalTensorRef weight, int64_t reduction, int64_t ignore_index,
+                       const at::Tensor& total_weight) {
   std::optional<at::Tensor> w;
   if (weight.has_value() && weight->defined()) w = *weight;
   nll_backward_into(grad_input, grad, self, target, w, reduction, ignore_index, total_weight);
 }
 
 void check_nll2d(const at::Tensor& self, const at::Tensor& target, const std::optional<at::Tensor>& weight) {
-  TORCH_CHECK(target.dim() == 3, "only batches of spatial targets supported (3D tensors) but got targets of dimension: ",
-              target.dim());
-  TORCH_CHECK(self.dim() == 4, "only batches of spatial inputs supported (4D tensors), but got input of dimension: ",
-              self.dim());
+  TORCH_CHECK(target.dim() == 3,
+              "only batches of spatial targets supported (3D tensors) but got targets of dimension: ", target.dim());
+  TORCH_CHECK(self.dim() == 4,
+              "only batches of spatial inputs supported (4D tensors), but got input of dimension: ", self.dim());
   TORCH_CHECK(!weight.has_value() || !weight->defined() || weight->numel() == self.size(1),
               "weight tensor should be defined either for all or no classes");
   TORCH_CHECK(self.size(0) == target.size(0) && self.size(2) == target.size(1) && self.size(3) == target.size(2),
@@ -464,8 +461,8 @@ void mse_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Tenso
   shlo::DType o = to_shlo(out.scalar_type());
   shlo::Shape shape = shape_of(at::infer_size(self.sizes(), target.sizes()));
   write_all({out}, "mse_loss" + std::to_string(reduction) + ">" + shlo::dtype_name(o),
-      {broadcast(read(self), shape), broadcast(read(target), shape)},
-      [=](Builder& b, const Vals& in) { return Vals{ops::mse_loss(b, in[0], in[1], reduction, o)}; });
+            {broadcast(read(self), shape), broadcast(read(target), shape)},
+            [=](Builder& b, const Vals& in) { return Vals{ops::mse_loss(b, in[0], in[1], reduction, o)}; });
 }
 
 using MSum = at::meta::structured_sum_dim_IntList;
@@ -520,8 +517,7 @@ at::Tensor& mean_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool k
   return out_variant<MMean>(out, mean_impl<Structured<MMean>>, self, dim, keepdim, dtype);
 }
 at::Tensor prod(const at::Tensor& self, std::optional<at::ScalarType> dtype) {
-  at::ScalarType dt =
-      dtype.value_or(at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type());
+  at::ScalarType dt = dtype.value_or(at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type());
   at::Tensor out = empty({}, dt, self.device());
   reduce_into(out, self, reduce_dims(self, std::nullopt), false, ops::Reduce::Prod, "prod");
   return out;
@@ -548,8 +544,8 @@ at::Tensor& amin_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, 
   return out_variant<MAmin>(out, amin_impl<Structured<MAmin>>, self, dim, keepdim);
 }
 
-static void aminmax_into(const at::Tensor& mn, const at::Tensor& mx, const at::Tensor& self,
-                         std::optional<int64_t> dim, bool keepdim) {
+static void aminmax_into(const at::Tensor& mn, const at::Tensor& mx, const at::Tensor& self, std::optional<int64_t> dim,
+                         bool keepdim) {
   Dims dims = dim.has_value() ? one_dim(self, *dim) : reduce_dims(self, std::nullopt);
   shlo::DType o = to_shlo(self.scalar_type());
   write_all({mn, mx}, "aminmax" + dims_key(dims, keepdim), {read(self)}, [=](Builder& b, const Vals& in) {
@@ -594,8 +590,7 @@ at::Tensor& max_unary_out(const at::Tensor& self, at::Tensor& out) { return full
 at::Tensor& min_unary_out(const at::Tensor& self, at::Tensor& out) { return full_extreme_out(self, out, false); }
 
 template <class M>
-static std::tuple<at::Tensor, at::Tensor> minmax_dim(const at::Tensor& self, int64_t dim, bool keepdim,
-                                                     bool is_max) {
+static std::tuple<at::Tensor, at::Tensor> minmax_dim(const at::Tensor& self, int64_t dim, bool keepdim, bool is_max) {
   Structured<M> m;
   m.meta(self, dim, keepdim);
   minmax_dim_into(m.outs[0], m.outs[1], self, dim, keepdim, is_max);
@@ -612,15 +607,15 @@ static std::tuple<at::Tensor&, at::Tensor&> minmax_dim_out(const at::Tensor& sel
 std::tuple<at::Tensor, at::Tensor> max_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
   return minmax_dim<MMaxDim>(self, dim, keepdim, true);
 }
-std::tuple<at::Tensor&, at::Tensor&> max_dim_max(const at::Tensor& self, int64_t dim, bool keepdim,
-                                                 at::Tensor& max, at::Tensor& max_values) {
+std::tuple<at::Tensor&, at::Tensor&> max_dim_max(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& max,
+                                                 at::Tensor& max_values) {
   return minmax_dim_out<MMaxDim>(self, dim, keepdim, max, max_values, true);
 }
 std::tuple<at::Tensor, at::Tensor> min_dim(const at::Tensor& self, int64_t dim, bool keepdim) {
   return minmax_dim<MMinDim>(self, dim, keepdim, false);
 }
-std::tuple<at::Tensor&, at::Tensor&> min_dim_min(const at::Tensor& self, int64_t dim, bool keepdim,
-                                                 at::Tensor& min, at::Tensor& min_indices) {
+std::tuple<at::Tensor&, at::Tensor&> min_dim_min(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& min,
+                                                 at::Tensor& min_indices) {
   return minmax_dim_out<MMinDim>(self, dim, keepdim, min, min_indices, false);
 }
 
@@ -706,7 +701,7 @@ static at::ScalarType logsumexp_dtype(const at::Tensor& self) {
 static void logsumexp_into(const at::Tensor& out, const at::Tensor& self, const Dims& dims, bool keepdim) {
   shlo::DType o = to_shlo(out.scalar_type());
   write_all({out}, "logsumexp" + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
-      [=](Builder& b, const Vals& in) { return Vals{ops::logsumexp(b, in[0], dims, keepdim, o)}; });
+            [=](Builder& b, const Vals& in) { return Vals{ops::logsumexp(b, in[0], dims, keepdim, o)}; });
 }
 at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   TORCH_CHECK(!self.is_complex(), "logsumexp(): complex inputs are not supported on the tpu device");
@@ -724,8 +719,8 @@ at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dim, bool keep
   return out;
 }
 
-at::Tensor linalg_vector_norm(const at::Tensor& self, const at::Scalar& ord, at::OptionalIntArrayRef dim,
-                              bool keepdim, std::optional<at::ScalarType> dtype) {
+at::Tensor linalg_vector_norm(const at::Tensor& self, const at::Scalar& ord, at::OptionalIntArrayRef dim, bool keepdim,
+                              std::optional<at::ScalarType> dtype) {
   return functional<MVecNorm>(linalg_vector_norm_impl<Structured<MVecNorm>>, self, ord, dim, keepdim, dtype);
 }
 at::Tensor& linalg_vector_norm_out(const at::Tensor& self, const at::Scalar& ord, at::OptionalIntArrayRef dim,
@@ -736,10 +731,9 @@ at::Tensor norm_ScalarOpt_dim(const at::Tensor& self, const std::optional<at::Sc
                               bool keepdim) {
   return functional<MNorm>(norm_impl<Structured<MNorm>>, self, opt_ref(p), dim, keepdim);
 }
-at::Tensor norm_ScalarOpt_dim_dtype(const at::Tensor& self, const std::optional<at::Scalar>& p,
-                                    at::IntArrayRef dim, bool keepdim, at::ScalarType dtype) {
-  return functional<MNormDtype>(norm_dtype_impl<Structured<MNormDtype>>, self, opt_ref(p), dim,
-                                keepdim, dtype);
+at::Tensor norm_ScalarOpt_dim_dtype(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim,
+                                    bool keepdim, at::ScalarType dtype) {
+  return functional<MNormDtype>(norm_dtype_impl<Structured<MNormDtype>>, self, opt_ref(p), dim, keepdim, dtype);
 }
 at::Tensor& norm_out(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim, bool keepdim,
                      at::Tensor& out) {
@@ -747,15 +741,14 @@ at::Tensor& norm_out(const at::Tensor& self, const std::optional<at::Scalar>& p,
 }
 at::Tensor& norm_dtype_out(const at::Tensor& self, const std::optional<at::Scalar>& p, at::IntArrayRef dim,
                            bool keepdim, at::ScalarType dtype, at::Tensor& out) {
-  return out_variant<MNormDtype>(out, norm_dtype_impl<Structured<MNormDtype>>, self, opt_ref(p), dim,
-                                 keepdim, dtype);
+  return out_variant<MNormDtype>(out, norm_dtype_impl<Structured<MNormDtype>>, self, opt_ref(p), dim, keepdim, dtype);
 }
 
 at::Tensor count_nonzero_dim_IntList(const at::Tensor& self, at::IntArrayRef dim) {
   Dims dims = reduce_dims(self, dim);
   at::Tensor out = empty(reduced_shape(self, dims, false), at::kLong, self.device());
   write_all({out}, "count_nonzero" + dims_key(dims, false), {read(self)},
-      [=](Builder& b, const Vals& in) { return Vals{ops::count_nonzero(b, in[0], dims)}; });
+            [=](Builder& b, const Vals& in) { return Vals{ops::count_nonzero(b, in[0], dims)}; });
   return out;
 }
 
@@ -776,14 +769,13 @@ at::Tensor cumprod(const at::Tensor& self, int64_t dim, std::optional<at::Scalar
 at::Tensor& cumprod_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype) {
   return inplace<MCumprod>(self, cumprod_impl<Structured<MCumprod>>, dim, dtype);
 }
-at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype,
-                        at::Tensor& out) {
+at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype, at::Tensor& out) {
   check_scan_out_overlap(self, out);
   return out_variant<MCumprod>(out, cumprod_impl<Structured<MCumprod>>, self, dim, dtype);
 }
 static void check_logcumsumexp(const at::Tensor& self) {
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "\"logcumsumexp_tpu\" not implemented for '",
-              self.scalar_type(), "'");
+  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "\"logcumsumexp_tpu\" not implemented for '", self.scalar_type(),
+              "'");
 }
 at::Tensor _logcumsumexp(const at::Tensor& self, int64_t dim) {
   check_logcumsumexp(self);
@@ -841,9 +833,9 @@ std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, cons
   return {m.outs[0], m.outs[1]};
 }
 std::tuple<at::Tensor&, at::Tensor&> nll_loss_forward_output(const at::Tensor& self, const at::Tensor& target,
-                                                             const std::optional<at::Tensor>& weight,
-                                                             int64_t reduction, c10::SymInt ignore_index,
-                                                             at::Tensor& output, at::Tensor& total_weight) {
+                                                             const std::optional<at::Tensor>& weight, int64_t reduction,
+                                                             c10::SymInt ignore_index, at::Tensor& output,
+                                                             at::Tensor& total_weight) {
   Structured<MNll> m({output, total_weight});
   m.meta(self, target, opt_ref(weight), reduction, ignore_index.expect_int());
   nll_forward_impl(m, output, self, target, opt_ref(weight), reduction, ignore_index.expect_int());
@@ -852,15 +844,15 @@ std::tuple<at::Tensor&, at::Tensor&> nll_loss_forward_output(const at::Tensor& s
 at::Tensor nll_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                              const std::optional<at::Tensor>& weight, int64_t reduction, c10::SymInt ignore_index,
                              const at::Tensor& total_weight) {
-  return functional<MNllBwd>(nll_backward_impl<Structured<MNllBwd>>, grad, self, target,
-                             opt_ref(weight), reduction, ignore_index.expect_int(), total_weight);
+  return functional<MNllBwd>(nll_backward_impl<Structured<MNllBwd>>, grad, self, target, opt_ref(weight), reduction,
+                             ignore_index.expect_int(), total_weight);
 }
 at::Tensor& nll_loss_backward_grad_input(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                                          const std::optional<at::Tensor>& weight, int64_t reduction,
                                          c10::SymInt ignore_index, const at::Tensor& total_weight,
                                          at::Tensor& grad_input) {
-  return out_variant<MNllBwd>(grad_input, nll_backward_impl<Structured<MNllBwd>>, grad, self, target,
-                              opt_ref(weight), reduction, ignore_index.expect_int(), total_weight);
+  return out_variant<MNllBwd>(grad_input, nll_backward_impl<Structured<MNllBwd>>, grad, self, target, opt_ref(weight),
+                              reduction, ignore_index.expect_int(), total_weight);
 }
 
 std::tuple<at::Tensor, at::Tensor> nll_loss2d_forward(const at::Tensor& self, const at::Tensor& target,
@@ -912,8 +904,9 @@ static void mse_backward_into(const at::Tensor& grad_input, const at::Tensor& gr
   shlo::DType o = to_shlo(grad_input.scalar_type());
   shlo::Shape shape = shape_of(grad_input.sizes());
   write_all({grad_input}, "mse_loss_bwd" + std::to_string(reduction) + ">" + shlo::dtype_name(o),
-      {read(grad), broadcast(read(self), shape), read(target)},
-      [=](Builder& b, const Vals& in) { return Vals{ops::mse_loss_backward(b, in[0], in[1], in[2], reduction, o)}; });
+            {read(grad), broadcast(read(self), shape), read(target)}, [=](Builder& b, const Vals& in) {
+              return Vals{ops::mse_loss_backward(b, in[0], in[1], in[2], reduction, o)};
+            });
 }
 at::Tensor mse_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                              int64_t reduction) {

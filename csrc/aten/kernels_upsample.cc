@@ -55,8 +55,8 @@ std::vector<std::vector<int64_t>> source_indices(at::IntArrayRef in, at::IntArra
     // nearest, twice the size) as an exact copy whatever the scale says.
     const float scale = at::native::compute_scales_value<float>(scales[j], in[j], out[j]);
     for (int64_t o = 0; o < out[j]; ++o)
-      src[j][o] = grad ? (exact ? at::native::nearest_exact_idx(o, in[j], out[j], scales[j])
-                                : at::native::nearest_idx(o, in[j], out[j], scales[j]))
+      src[j][o] = grad    ? (exact ? at::native::nearest_exact_idx(o, in[j], out[j], scales[j])
+                                   : at::native::nearest_idx(o, in[j], out[j], scales[j]))
                   : exact ? at::native::nearest_neighbor_exact_compute_source_index(scale, o, in[j])
                           : at::native::nearest_neighbor_compute_source_index(scale, o, in[j]);
     char s[40] = "-";
@@ -103,8 +103,7 @@ template <bool Exact>
 struct Bwd {
   template <class M, class... S>
   void operator()(M&, const at::Tensor& gi, const at::Tensor& g, at::IntArrayRef, at::IntArrayRef in, S... s) const {
-    backward(Exact ? "_upsample_nearest_exact_backward" : "upsample_nearest_backward", gi, g, in, Scales{s...},
-             Exact);
+    backward(Exact ? "_upsample_nearest_exact_backward" : "upsample_nearest_backward", gi, g, in, Scales{s...}, Exact);
   }
 };
 
@@ -122,8 +121,7 @@ at::Tensor up_back(const at::Tensor& g, c10::SymIntArrayRef os, c10::SymIntArray
   return functional<Meta>(Bwd<Exact>{}, g, ints(os), ints(in), s...);
 }
 template <class Meta, bool Exact, class... S>
-at::Tensor& up_back_out(const at::Tensor& g, c10::SymIntArrayRef os, c10::SymIntArrayRef in, S... s,
-                        at::Tensor& gi) {
+at::Tensor& up_back_out(const at::Tensor& g, c10::SymIntArrayRef os, c10::SymIntArrayRef in, S... s, at::Tensor& gi) {
   return out_variant<Meta>(gi, Bwd<Exact>{}, g, ints(os), ints(in), s...);
 }
 
@@ -131,10 +129,10 @@ using S = std::optional<double>;
 
 }  // namespace
 
-#define TPU_NEAREST(name, exact, ...)                                                                      \
-  m.impl(#name, &up<at::meta::structured_##name, exact, __VA_ARGS__>);                                     \
-  m.impl(#name ".out", &up_out<at::meta::structured_##name, exact, __VA_ARGS__>);                          \
-  m.impl(#name "_backward", &up_back<at::meta::structured_##name##_backward, exact, __VA_ARGS__>);         \
+#define TPU_NEAREST(name, exact, ...)                                                              \
+  m.impl(#name, &up<at::meta::structured_##name, exact, __VA_ARGS__>);                             \
+  m.impl(#name ".out", &up_out<at::meta::structured_##name, exact, __VA_ARGS__>);                  \
+  m.impl(#name "_backward", &up_back<at::meta::structured_##name##_backward, exact, __VA_ARGS__>); \
   m.impl(#name "_backward.grad_input", &up_back_out<at::meta::structured_##name##_backward, exact, __VA_ARGS__>)
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {

@@ -17,7 +17,6 @@
 #include <kineto/IActivityProfiler.h>
 #include <kineto/libkineto.h>
 #include <kineto/output_base.h>
-
 #include <unistd.h>
 
 #include <memory>
@@ -97,8 +96,8 @@ class Session : public libkineto::IActivityProfilerSession {
 
   void processTrace(libkineto::ActivityLogger& logger) override { processTrace(logger, nullptr, 0, 0); }
 
-  void processTrace(libkineto::ActivityLogger& logger, libkineto::getLinkedActivityCallback linked,
-                    int64_t, int64_t) override {
+  void processTrace(libkineto::ActivityLogger& logger, libkineto::getLinkedActivityCallback linked, int64_t,
+                    int64_t) override {
     int64_t lo = 0, hi = 0;
     for (const auto& s : spans_) {
       lo = lo ? std::min(lo, s.start_ns) : s.start_ns;
@@ -188,8 +187,7 @@ class Profiler : public libkineto::IActivityProfiler {
     return std::make_unique<Session>();
   }
 
-  std::unique_ptr<libkineto::IActivityProfilerSession> configure(int64_t, int64_t,
-                                                                 const std::set<ActivityType>& types,
+  std::unique_ptr<libkineto::IActivityProfilerSession> configure(int64_t, int64_t, const std::set<ActivityType>& types,
                                                                  const libkineto::Config& config) override {
     return configure(types, config);
   }

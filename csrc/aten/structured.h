@@ -39,15 +39,15 @@ struct Structured final : Meta {
     if (!out.defined()) {
       out = strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
     } else if (inplace_) {
-      TORCH_CHECK(out.sizes() == sizes, "output with shape ", out.sizes(),
-                  " doesn't match the broadcast shape ", sizes);
-      TORCH_CHECK(options.dtype() == out.dtype(), "Expected out tensor to have dtype ", options.dtype(),
-                  ", but got ", out.dtype(), " instead");
+      TORCH_CHECK(out.sizes() == sizes, "output with shape ", out.sizes(), " doesn't match the broadcast shape ",
+                  sizes);
+      TORCH_CHECK(options.dtype() == out.dtype(), "Expected out tensor to have dtype ", options.dtype(), ", but got ",
+                  out.dtype(), " instead");
     } else {
-      TORCH_CHECK(options.dtype() == out.dtype(), "Expected out tensor to have dtype ", options.dtype(),
-                  ", but got ", out.dtype(), " instead");
-      TORCH_CHECK(out.device() == options.device(), "Expected out tensor to have device ",
-                  options.device(), ", but got ", out.device(), " instead");
+      TORCH_CHECK(options.dtype() == out.dtype(), "Expected out tensor to have dtype ", options.dtype(), ", but got ",
+                  out.dtype(), " instead");
+      TORCH_CHECK(out.device() == options.device(), "Expected out tensor to have device ", options.device(),
+                  ", but got ", out.device(), " instead");
       if (at::native::resize_output(out, sizes) && !strides.empty()) out.as_strided_(sizes, strides);
     }
     if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>)

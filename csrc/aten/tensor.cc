@@ -22,21 +22,36 @@ StorageState& state_of(const at::Tensor& t) {
 shlo::DType to_shlo(at::ScalarType t) {
   using D = shlo::DType;
   switch (t) {
-    case at::kFloat: return D::F32;
-    case at::kHalf: return D::F16;
-    case at::kBFloat16: return D::BF16;
-    case at::kDouble: return D::F64;
-    case at::kChar: return D::S8;
-    case at::kByte: return D::U8;
-    case at::kShort: return D::S16;
-    case at::kInt: return D::S32;
-    case at::kLong: return D::S64;
-    case at::kBool: return D::PRED;
-    case at::kUInt16: return D::U16;
-    case at::kUInt32: return D::U32;
-    case at::kUInt64: return D::U64;
-    case at::kComplexFloat: return D::C64;
-    case at::kComplexDouble: return D::C128;
+    case at::kFloat:
+      return D::F32;
+    case at::kHalf:
+      return D::F16;
+    case at::kBFloat16:
+      return D::BF16;
+    case at::kDouble:
+      return D::F64;
+    case at::kChar:
+      return D::S8;
+    case at::kByte:
+      return D::U8;
+    case at::kShort:
+      return D::S16;
+    case at::kInt:
+      return D::S32;
+    case at::kLong:
+      return D::S64;
+    case at::kBool:
+      return D::PRED;
+    case at::kUInt16:
+      return D::U16;
+    case at::kUInt32:
+      return D::U32;
+    case at::kUInt64:
+      return D::U64;
+    case at::kComplexFloat:
+      return D::C64;
+    case at::kComplexDouble:
+      return D::C128;
     default:
       TORCH_CHECK_TYPE(false, "dtype torch.", std::get<0>(c10::getDtypeNames(t)),
                        " is not supported on the tpu device");
@@ -46,21 +61,36 @@ shlo::DType to_shlo(at::ScalarType t) {
 at::ScalarType to_torch(shlo::DType t) {
   using D = shlo::DType;
   switch (t) {
-    case D::F32: return at::kFloat;
-    case D::F16: return at::kHalf;
-    case D::BF16: return at::kBFloat16;
-    case D::F64: return at::kDouble;
-    case D::S8: return at::kChar;
-    case D::U8: return at::kByte;
-    case D::S16: return at::kShort;
-    case D::S32: return at::kInt;
-    case D::S64: return at::kLong;
-    case D::PRED: return at::kBool;
-    case D::U16: return at::kUInt16;
-    case D::U32: return at::kUInt32;
-    case D::U64: return at::kUInt64;
-    case D::C64: return at::kComplexFloat;
-    case D::C128: return at::kComplexDouble;
+    case D::F32:
+      return at::kFloat;
+    case D::F16:
+      return at::kHalf;
+    case D::BF16:
+      return at::kBFloat16;
+    case D::F64:
+      return at::kDouble;
+    case D::S8:
+      return at::kChar;
+    case D::U8:
+      return at::kByte;
+    case D::S16:
+      return at::kShort;
+    case D::S32:
+      return at::kInt;
+    case D::S64:
+      return at::kLong;
+    case D::PRED:
+      return at::kBool;
+    case D::U16:
+      return at::kUInt16;
+    case D::U32:
+      return at::kUInt32;
+    case D::U64:
+      return at::kUInt64;
+    case D::C64:
+      return at::kComplexFloat;
+    case D::C128:
+      return at::kComplexDouble;
   }
   return at::kFloat;
 }
@@ -152,9 +182,7 @@ engine::Ref broadcast(engine::Ref v, const shlo::Shape& shape) {
 
 namespace {
 
-int64_t elems_of(const StorageState& s, shlo::DType t) {
-  return static_cast<int64_t>(s.nbytes / shlo::dtype_size(t));
-}
+int64_t elems_of(const StorageState& s, shlo::DType t) { return static_cast<int64_t>(s.nbytes / shlo::dtype_size(t)); }
 
 // The storage content as a flat value of dtype t.
 engine::Ref storage_value(StorageState& s, shlo::DType t) {
@@ -222,10 +250,9 @@ engine::Ref read(const at::Tensor& t) {
     shlo::Shape shape = shape_of(t.sizes());
     std::string key = "view_reshape[";
     for (int64_t x : shape) key += std::to_string(x) + ",";
-    return op(key + "]", {base}, shlo::Type{d, shape},
-              [shape](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                return std::vector<shlo::Value>{b.reshape(in[0], shape)};
-              });
+    return op(key + "]", {base}, shlo::Type{d, shape}, [shape](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+      return std::vector<shlo::Value>{b.reshape(in[0], shape)};
+    });
   }
   TORCH_CHECK(t.storage_offset() + 1 <= n || t.numel() == 0, "tpu tensor view lies outside its storage");
   ops::StridedView v = view_of(t, n);
@@ -241,16 +268,17 @@ void write(const at::Tensor& t, engine::Ref v) {
   TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "write() target must be a tpu tensor");
   shlo::DType d = to_shlo(t.scalar_type());
   v = cast(v, d);
-  TORCH_CHECK(v.type().shape == shape_of(t.sizes()), "internal: writing a value of shape ",
-              v.type().str(), " into a tensor of shape ", shape_str(t.sizes()));
+  TORCH_CHECK(v.type().shape == shape_of(t.sizes()), "internal: writing a value of shape ", v.type().str(),
+              " into a tensor of shape ", shape_str(t.sizes()));
   StorageState& s = state_of(t);
   int64_t n = elems_of(s, d);
   engine::Ref next;
   if (covers_storage(t, n)) {
-    next = v.type().shape.size() == 1 ? v
-           : op("flatten", {v}, shlo::Type{d, {n}}, [n](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-               return std::vector<shlo::Value>{b.reshape(in[0], {n})};
-             });
+    next = v.type().shape.size() == 1
+               ? v
+               : op("flatten", {v}, shlo::Type{d, {n}}, [n](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                   return std::vector<shlo::Value>{b.reshape(in[0], {n})};
+                 });
   } else {
     if (t.numel() == 0) return;
     ops::StridedView view = view_of(t, n);

@@ -1,14 +1,13 @@
 // Metadata-only ops: views share the storage handle and differ in
 // (sizes, strides, offset, dtype); resize_ and set_ rebind storage.
-#include "aten/kernels.h"
-
 #include <ATen/native/Resize.h>
+#include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
 #include <ATen/ops/unfold_native.h>
 #include <ATen/ops/view_native.h>
-#include <ATen/ops/_reshape_alias_native.h>
 
 #include "aten/device.h"
+#include "aten/kernels.h"
 #include "aten/tensor.h"
 
 namespace tpu {
@@ -21,8 +20,7 @@ at::Tensor as_strided(const at::Tensor& self, c10::SymIntArrayRef size, c10::Sym
                       std::optional<c10::SymInt> storage_offset) {
   std::optional<int64_t> off;
   if (storage_offset.has_value()) off = storage_offset->expect_int();
-  return at::native::as_strided_tensorimpl(self, C10_AS_INTARRAYREF_SLOW(size),
-                                           C10_AS_INTARRAYREF_SLOW(stride), off);
+  return at::native::as_strided_tensorimpl(self, C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride), off);
 }
 
 at::Tensor _reshape_alias(const at::Tensor& self, c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
@@ -54,14 +52,14 @@ const at::Tensor& resize_(const at::Tensor& self, c10::SymIntArrayRef size,
   impl->set_sizes_contiguous(sizes);
   if (memory_format.has_value() && *memory_format != at::MemoryFormat::Preserve)
     impl->empty_tensor_restride(*memory_format);
-  size_t needed = at::detail::computeStorageNbytes(self.sizes(), self.strides(), self.dtype().itemsize(),
-                                                   self.storage_offset());
+  size_t needed =
+      at::detail::computeStorageNbytes(self.sizes(), self.strides(), self.dtype().itemsize(), self.storage_offset());
   if (self.numel() > 0) ensure_storage_bytes(self, needed);
   return self;
 }
 
-at::Tensor& set_storage(at::Tensor& self, at::Storage source, c10::SymInt storage_offset,
-                        c10::SymIntArrayRef size, c10::SymIntArrayRef stride) {
+at::Tensor& set_storage(at::Tensor& self, at::Storage source, c10::SymInt storage_offset, c10::SymIntArrayRef size,
+                        c10::SymIntArrayRef stride) {
   auto sizes = C10_AS_INTARRAYREF_SLOW(size);
   auto strides = C10_AS_INTARRAYREF_SLOW(stride);
   int64_t off = storage_offset.expect_int();
@@ -69,8 +67,7 @@ at::Tensor& set_storage(at::Tensor& self, at::Storage source, c10::SymInt storag
   if (!impl->storage().is_alias_of(source)) impl->set_storage_keep_dtype(std::move(source));
   impl->set_sizes_and_strides(sizes, strides, off);
   if (self.numel() > 0) {
-    size_t needed =
-        at::detail::computeStorageNbytes(self.sizes(), self.strides(), self.dtype().itemsize(), off);
+    size_t needed = at::detail::computeStorageNbytes(self.sizes(), self.strides(), self.dtype().itemsize(), off);
     ensure_storage_bytes(self, needed);
   }
   return self;

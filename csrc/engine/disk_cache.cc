@@ -1,5 +1,4 @@
 #include "engine/disk_cache.h"
-#include "engine/env.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -11,6 +10,8 @@
 #include <cstring>
 #include <fstream>
 #include <sstream>
+
+#include "engine/env.h"
 
 namespace engine {
 

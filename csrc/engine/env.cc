@@ -12,8 +12,9 @@ const std::vector<Var>& all() {
   static const std::vector<Var> vars{
       {"TORCH_PJRT_PLUGIN", "tpu if libtpu finds chips, else cpu",
        "`cpu`, `tpu`, `cuda`, or a path to a PJRT plugin `.so`"},
-      {"TORCH_PJRT_PLUGIN_PATH", "unset", "the plugin `.so` the C++ tests and benchmarks load (Python resolves "
-                                          "`TORCH_PJRT_PLUGIN` instead)"},
+      {"TORCH_PJRT_PLUGIN_PATH", "unset",
+       "the plugin `.so` the C++ tests and benchmarks load (Python resolves "
+       "`TORCH_PJRT_PLUGIN` instead)"},
       {"TORCH_PJRT_CPU_DEVICES", "1", "number of XLA:CPU devices"},
       {"TORCH_PJRT_EAGER_MODE", "strict", "initial eager mode (`strict`, `fused`, `debug`)"},
       {"TORCH_PJRT_FUSED_MAX_NODES", "4000", "pending ops after which fused mode flushes"},

@@ -1,12 +1,13 @@
 // The launch queue's executor thread (see executor.h).
 #include "engine/executor.h"
 
+#include <pthread.h>
+
 #include <atomic>
 #include <condition_variable>
 #include <deque>
 #include <exception>
 #include <mutex>
-#include <pthread.h>
 #include <thread>
 #include <vector>
 
@@ -99,8 +100,7 @@ class Executor {
       // Ops from a Python loop arrive a few microseconds apart: polling
       // briefly before sleeping spares the dispatching thread a futex wake
       // per op.
-      for (int spin = 0; spin < kSpins && !has_work_.load(std::memory_order_acquire); ++spin)
-        std::this_thread::yield();
+      for (int spin = 0; spin < kSpins && !has_work_.load(std::memory_order_acquire); ++spin) std::this_thread::yield();
       {
         std::unique_lock<std::mutex> l(mu_);
         waiting_ = true;
@@ -139,11 +139,11 @@ class Executor {
   struct Work {
     std::vector<Ref> refs;
     std::function<void()> marker;  // set instead of refs for a marker
-    uint64_t correlation;  // the host op that queued it, for the timeline
+    uint64_t correlation;          // the host op that queued it, for the timeline
   };
   std::deque<Work> queue_;
   bool busy_ = false;
-  bool waiting_ = false;  // the executor sleeps on work_
+  bool waiting_ = false;       // the executor sleeps on work_
   int producers_waiting_ = 0;  // threads blocked on a full queue
   std::atomic<bool> has_work_{false};
   bool started_ = false;

@@ -30,8 +30,7 @@ std::atomic<int64_t> g_recorded{0};
 int64_t recorded_nodes() { return g_recorded.load(std::memory_order_relaxed); }
 void reset_recorded_nodes() { g_recorded.store(0, std::memory_order_relaxed); }
 
-std::vector<Ref> record(std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types,
-                        Lowering lower) {
+std::vector<Ref> record(std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types, Lowering lower) {
   g_recorded.fetch_add(1, std::memory_order_relaxed);
   auto n = std::make_shared<Node>();
   n->key = std::move(key);
@@ -93,23 +92,34 @@ T wrap_unsigned(double v) {
 Ref scalar(shlo::DType dtype, double v) {
   using D = shlo::DType;
   switch (dtype) {
-    case D::PRED: return cached_scalar<uint8_t>(dtype, v != 0);
-    case D::S8: return cached_scalar<int8_t>(dtype, static_cast<int8_t>(v));
-    case D::S16: return cached_scalar<int16_t>(dtype, static_cast<int16_t>(v));
-    case D::S32: return cached_scalar<int32_t>(dtype, static_cast<int32_t>(v));
-    case D::S64: return cached_scalar<int64_t>(dtype, static_cast<int64_t>(v));
-    case D::U8: return cached_scalar<uint8_t>(dtype, static_cast<uint8_t>(v));
+    case D::PRED:
+      return cached_scalar<uint8_t>(dtype, v != 0);
+    case D::S8:
+      return cached_scalar<int8_t>(dtype, static_cast<int8_t>(v));
+    case D::S16:
+      return cached_scalar<int16_t>(dtype, static_cast<int16_t>(v));
+    case D::S32:
+      return cached_scalar<int32_t>(dtype, static_cast<int32_t>(v));
+    case D::S64:
+      return cached_scalar<int64_t>(dtype, static_cast<int64_t>(v));
+    case D::U8:
+      return cached_scalar<uint8_t>(dtype, static_cast<uint8_t>(v));
     // Negative values wrap like integer conversions (through int64).
-    case D::U16: return cached_scalar<uint16_t>(dtype, wrap_unsigned<uint16_t>(v));
-    case D::U32: return cached_scalar<uint32_t>(dtype, wrap_unsigned<uint32_t>(v));
-    case D::U64: return cached_scalar<uint64_t>(dtype, wrap_unsigned<uint64_t>(v));
-    case D::F32: return cached_scalar<float>(dtype, static_cast<float>(v));
-    case D::F64: return cached_scalar<double>(dtype, v);
+    case D::U16:
+      return cached_scalar<uint16_t>(dtype, wrap_unsigned<uint16_t>(v));
+    case D::U32:
+      return cached_scalar<uint32_t>(dtype, wrap_unsigned<uint32_t>(v));
+    case D::U64:
+      return cached_scalar<uint64_t>(dtype, wrap_unsigned<uint64_t>(v));
+    case D::F32:
+      return cached_scalar<float>(dtype, static_cast<float>(v));
+    case D::F64:
+      return cached_scalar<double>(dtype, v);
     default: {
       // f16 / bf16 / complex: an f32 scalar (f64 for complex128) converted
       // on device; f32 keeps it free of f64, which TPUs lack.
-      Ref wide = dtype == D::C128 ? cached_scalar<double>(D::F64, v)
-                                  : cached_scalar<float>(D::F32, static_cast<float>(v));
+      Ref wide =
+          dtype == D::C128 ? cached_scalar<double>(D::F64, v) : cached_scalar<float>(D::F32, static_cast<float>(v));
       return record1("convert_scalar", {wide}, shlo::Type{dtype, {}},
                      [dtype](shlo::Builder& b, const std::vector<shlo::Value>& in) {
                        return std::vector<shlo::Value>{b.convert(in[0], dtype)};
@@ -198,7 +208,7 @@ bool plan_single(const std::vector<Ref>& refs, Plan& p) {
 }
 
 void plan_graph(const std::vector<Ref>& refs, Plan& p) {
-  std::unordered_map<Node*, int> pos;  // deferred node -> position in order
+  std::unordered_map<Node*, int> pos;                    // deferred node -> position in order
   std::unordered_map<Node*, std::vector<int>> param_of;  // materialized node -> param index per output
   std::vector<std::pair<Node*, size_t>> stack;
   std::unordered_set<Node*> pushed;  // a DAG: a pushed node is finished or an ancestor
@@ -232,7 +242,7 @@ void plan_graph(const std::vector<Ref>& refs, Plan& p) {
   for (size_t i = 0; i < p.order.size(); ++i)
     for (const Ref& in : p.order[i]->inputs)
       p.sources[i].push_back(in.node->materialized() ? Source{true, param(in)}
-                                                      : Source{false, pos[in.node.get()], in.index});
+                                                     : Source{false, pos[in.node.get()], in.index});
   for (const Ref& r : refs) {
     if (!r) continue;
     auto it = pos.find(r.node.get());
@@ -477,8 +487,7 @@ pjrt::ExecutablePtr cached_variant(Runtime& rt, const Plan& plan, std::vector<st
 // Launches exe on args (one per param), marking the aliased ones consumed.
 // name: the program's name on the device timeline, asked only when it records.
 std::vector<pjrt::BufferPtr> launch(const pjrt::Executable& exe, const std::vector<PJRT_Buffer*>& args,
-                                    const std::vector<pjrt::Buffer*>& donated,
-                                    const std::function<std::string()>& what,
+                                    const std::vector<pjrt::Buffer*>& donated, const std::function<std::string()>& what,
                                     const std::function<std::string()>& name) {
   std::vector<pjrt::BufferPtr> outs;
   std::unique_ptr<pjrt::Event> done;
@@ -587,8 +596,8 @@ std::shared_ptr<Program> compile_program(const std::vector<Ref>& targets, const 
     auto it = first_out.find(r.node.get());
     prog->target_out.push_back(it == first_out.end() ? -1 : it->second + r.index);
   }
-  prog->exe = Runtime::get().executable(prog->key, [&]() { return program_text(plan, aliases); },
-                                        [&]() { return describe(plan); });
+  prog->exe = Runtime::get().executable(
+      prog->key, [&]() { return program_text(plan, aliases); }, [&]() { return describe(plan); });
   return prog;
 }
 
@@ -605,9 +614,8 @@ std::vector<pjrt::BufferPtr> run_program(const Program& p, const std::vector<pjr
 
 pjrt::BufferPtr copy_buffer(const pjrt::BufferPtr& b, const shlo::Type& type) {
   Ref src = leaf(b, type);
-  Ref r = record1("copy_buffer", {src}, type, [](shlo::Builder&, const std::vector<shlo::Value>& in) {
-    return std::vector<shlo::Value>{in[0]};
-  });
+  Ref r = record1("copy_buffer", {src}, type,
+                  [](shlo::Builder&, const std::vector<shlo::Value>& in) { return std::vector<shlo::Value>{in[0]}; });
   materialize({r});
   return r.node->buffers[0];
 }

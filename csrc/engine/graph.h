@@ -17,8 +17,7 @@
 
 namespace engine {
 
-using Lowering =
-    std::function<std::vector<shlo::Value>(shlo::Builder&, const std::vector<shlo::Value>&)>;
+using Lowering = std::function<std::vector<shlo::Value>(shlo::Builder&, const std::vector<shlo::Value>&)>;
 
 struct Node;
 using NodePtr = std::shared_ptr<Node>;
@@ -44,8 +43,7 @@ struct Node {
 };
 
 // Records a deferred op.
-std::vector<Ref> record(std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types,
-                        Lowering lower);
+std::vector<Ref> record(std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types, Lowering lower);
 inline Ref record1(std::string key, std::vector<Ref> inputs, shlo::Type out, Lowering lower) {
   return record(std::move(key), std::move(inputs), {std::move(out)}, std::move(lower))[0];
 }

@@ -1,15 +1,15 @@
 #include "engine/mode.h"
 
-#include "engine/executor.h"
-#include "engine/program.h"
-#include "engine/timeline.h"
-#include "engine/env.h"
-
 #include <atomic>
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
 #include <vector>
+
+#include "engine/env.h"
+#include "engine/executor.h"
+#include "engine/program.h"
+#include "engine/timeline.h"
 
 namespace engine {
 
@@ -20,9 +20,7 @@ Mode initial_mode() {
   return v ? parse_mode(v) : Mode::Strict;
 }
 
-int64_t initial_max_nodes() {
-  return env::positive("TORCH_PJRT_FUSED_MAX_NODES", 4000);
-}
+int64_t initial_max_nodes() { return env::positive("TORCH_PJRT_FUSED_MAX_NODES", 4000); }
 
 Mode g_default = initial_mode();
 thread_local bool t_has_mode = false;
@@ -37,7 +35,7 @@ std::atomic<int64_t> g_commits[3];
 // The calling thread's open OpScopes, and what its outermost one launches
 // when it ends (see OpScope).
 thread_local int t_op_depth = 0;
-thread_local std::vector<Ref> t_held;  // strict: values committed in the kernel
+thread_local std::vector<Ref> t_held;   // strict: values committed in the kernel
 thread_local bool t_flush_due = false;  // fused: the bound was passed in the kernel
 
 }  // namespace
@@ -70,9 +68,12 @@ Mode parse_mode(const std::string& name) {
 
 const char* mode_name(Mode m) {
   switch (m) {
-    case Mode::Debug: return "debug";
-    case Mode::Strict: return "strict";
-    case Mode::Fused: return "fused";
+    case Mode::Debug:
+      return "debug";
+    case Mode::Strict:
+      return "strict";
+    case Mode::Fused:
+      return "fused";
   }
   return "?";
 }

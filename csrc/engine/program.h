@@ -40,9 +40,9 @@ Trace* tracing();
 void set_tracing(Trace* t);
 
 struct Program {
-  std::string key;  // what materialize() would use for the same graph
-  std::string name;  // on the device timeline
-  std::vector<Ref> params;  // placeholders, fresh parameters and constants
+  std::string key;                           // what materialize() would use for the same graph
+  std::string name;                          // on the device timeline
+  std::vector<Ref> params;                   // placeholders, fresh parameters and constants
   std::vector<std::pair<int, int>> aliases;  // (param, output) donated
   std::vector<shlo::Type> out_types;
   // Per requested target: its index among the outputs, or -1 when the

@@ -1,15 +1,16 @@
 #include "engine/runtime.h"
-#include "engine/timeline.h"
-#include "engine/env.h"
 
-#include <chrono>
-#include <cstdlib>
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <vector>
+
+#include "engine/env.h"
+#include "engine/timeline.h"
 
 namespace engine {
 
@@ -31,15 +32,15 @@ void Runtime::configure(const Config& cfg) {
   g_cfg.kv_store = keep.kv_store;
 }
 
-void Runtime::configure_multi_process(int64_t node_id, int64_t num_nodes,
-                                      std::shared_ptr<pjrt::KeyValueStore> store) {
+void Runtime::configure_multi_process(int64_t node_id, int64_t num_nodes, std::shared_ptr<pjrt::KeyValueStore> store) {
   std::lock_guard<std::mutex> g(g_init_mu);
   if (g_runtime)
-    throw pjrt::Error("the PJRT runtime is already running; make this process a node of a multi-process "
-                      "client before the device's first use");
+    throw pjrt::Error(
+        "the PJRT runtime is already running; make this process a node of a multi-process "
+        "client before the device's first use");
   if (node_id < 0 || num_nodes <= 0 || node_id >= num_nodes)
-    throw pjrt::Error("node_id must be in [0, num_nodes) (got node_id " + std::to_string(node_id) +
-                          ", num_nodes " + std::to_string(num_nodes) + ")",
+    throw pjrt::Error("node_id must be in [0, num_nodes) (got node_id " + std::to_string(node_id) + ", num_nodes " +
+                          std::to_string(num_nodes) + ")",
                       PJRT_Error_Code_INVALID_ARGUMENT);
   g_cfg.node_id = node_id;
   g_cfg.num_nodes = num_nodes;
@@ -84,8 +85,7 @@ Runtime::Runtime() : cfg_(g_cfg), capacity_(cache_capacity()) {
   // compiler: all of that goes into the cache's identity.
   std::string identity = "platform=" + client_->platform() + ";version=" + client_->platform_version() +
                          ";pjrt=" + std::to_string(client_->api().major()) + "." +
-                         std::to_string(client_->api().minor()) + ";devices=" +
-                         std::to_string(client_->device_count());
+                         std::to_string(client_->api().minor()) + ";devices=" + std::to_string(client_->device_count());
   for (const auto& [k, v] : client_->api().attributes()) identity += ";" + k + "=" + v;
   // Compiler flags read by the plugins change the programs they build.
   for (const char* var : {"XLA_FLAGS", "LIBTPU_INIT_ARGS"})
@@ -96,8 +96,7 @@ Runtime::Runtime() : cfg_(g_cfg), capacity_(cache_capacity()) {
   // Our own build too: a changed lowering keeps its op key, so programs
   // cached by an older build of torch_pjrt must not be reused.
   Dl_info self;
-  if (dladdr(reinterpret_cast<void*>(&default_cache_dir), &self) && self.dli_fname &&
-      stat(self.dli_fname, &st) == 0)
+  if (dladdr(reinterpret_cast<void*>(&default_cache_dir), &self) && self.dli_fname && stat(self.dli_fname, &st) == 0)
     identity += ";build_size=" + std::to_string(st.st_size) + ";build_mtime=" + std::to_string(st.st_mtime);
   disk_ = std::make_unique<DiskCache>(default_cache_dir(), identity);
   log_recompiles_ = env::flag("TORCH_PJRT_LOG_RECOMPILES");
@@ -134,8 +133,8 @@ void Runtime::log_recompile(const std::string& key) {
   if (nearest.empty()) {
     msg += "nothing cached yet";
   } else if (best == 0) {
-    msg += "input types differ from every cached program: " + mine[0].substr(0, 200) + " vs " +
-           nearest[0].substr(0, 200);
+    msg +=
+        "input types differ from every cached program: " + mine[0].substr(0, 200) + " vs " + nearest[0].substr(0, 200);
   } else if (best < mine.size()) {
     msg += "op " + std::to_string(best) + " differs: " + mine[best].substr(0, 200) + " vs " +
            (best < nearest.size() ? nearest[best].substr(0, 200) : std::string("(none)"));
@@ -189,13 +188,14 @@ pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function
   try {
     exe = client_->compile(text);
   } catch (const pjrt::Error& e) {
-    throw pjrt::Error("compiling " + what() + " failed: " + e.what() +
-                          (env::flag("TORCH_PJRT_DUMP_FAILED") ? "\n" + text : ""),
-                      e.code());
+    throw pjrt::Error(
+        "compiling " + what() + " failed: " + e.what() + (env::flag("TORCH_PJRT_DUMP_FAILED") ? "\n" + text : ""),
+        e.code());
   }
   double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   if (begun && timeline::on())
-    timeline::record({timeline::Kind::Compile, "compile", what(), begun, timeline::now_ns(), 0, timeline::correlation(), 0});
+    timeline::record(
+        {timeline::Kind::Compile, "compile", what(), begun, timeline::now_ns(), 0, timeline::correlation(), 0});
   try {
     disk_->store(key, exe->serialize());
   } catch (const pjrt::Error&) {
@@ -238,43 +238,74 @@ void Runtime::reset_cache_stats() {
 shlo::DType from_pjrt(PJRT_Buffer_Type t) {
   using D = shlo::DType;
   switch (t) {
-    case PJRT_Buffer_Type_PRED: return D::PRED;
-    case PJRT_Buffer_Type_S8: return D::S8;
-    case PJRT_Buffer_Type_S16: return D::S16;
-    case PJRT_Buffer_Type_S32: return D::S32;
-    case PJRT_Buffer_Type_S64: return D::S64;
-    case PJRT_Buffer_Type_U8: return D::U8;
-    case PJRT_Buffer_Type_U16: return D::U16;
-    case PJRT_Buffer_Type_U32: return D::U32;
-    case PJRT_Buffer_Type_U64: return D::U64;
-    case PJRT_Buffer_Type_F16: return D::F16;
-    case PJRT_Buffer_Type_BF16: return D::BF16;
-    case PJRT_Buffer_Type_F32: return D::F32;
-    case PJRT_Buffer_Type_F64: return D::F64;
-    case PJRT_Buffer_Type_C64: return D::C64;
-    case PJRT_Buffer_Type_C128: return D::C128;
-    default: throw pjrt::Error("unsupported PJRT buffer type " + std::to_string(static_cast<int>(t)));
+    case PJRT_Buffer_Type_PRED:
+      return D::PRED;
+    case PJRT_Buffer_Type_S8:
+      return D::S8;
+    case PJRT_Buffer_Type_S16:
+      return D::S16;
+    case PJRT_Buffer_Type_S32:
+      return D::S32;
+    case PJRT_Buffer_Type_S64:
+      return D::S64;
+    case PJRT_Buffer_Type_U8:
+      return D::U8;
+    case PJRT_Buffer_Type_U16:
+      return D::U16;
+    case PJRT_Buffer_Type_U32:
+      return D::U32;
+    case PJRT_Buffer_Type_U64:
+      return D::U64;
+    case PJRT_Buffer_Type_F16:
+      return D::F16;
+    case PJRT_Buffer_Type_BF16:
+      return D::BF16;
+    case PJRT_Buffer_Type_F32:
+      return D::F32;
+    case PJRT_Buffer_Type_F64:
+      return D::F64;
+    case PJRT_Buffer_Type_C64:
+      return D::C64;
+    case PJRT_Buffer_Type_C128:
+      return D::C128;
+    default:
+      throw pjrt::Error("unsupported PJRT buffer type " + std::to_string(static_cast<int>(t)));
   }
 }
 
 PJRT_Buffer_Type to_pjrt(shlo::DType t) {
   using D = shlo::DType;
   switch (t) {
-    case D::PRED: return PJRT_Buffer_Type_PRED;
-    case D::S8: return PJRT_Buffer_Type_S8;
-    case D::S16: return PJRT_Buffer_Type_S16;
-    case D::S32: return PJRT_Buffer_Type_S32;
-    case D::S64: return PJRT_Buffer_Type_S64;
-    case D::U8: return PJRT_Buffer_Type_U8;
-    case D::U16: return PJRT_Buffer_Type_U16;
-    case D::U32: return PJRT_Buffer_Type_U32;
-    case D::U64: return PJRT_Buffer_Type_U64;
-    case D::F16: return PJRT_Buffer_Type_F16;
-    case D::BF16: return PJRT_Buffer_Type_BF16;
-    case D::F32: return PJRT_Buffer_Type_F32;
-    case D::F64: return PJRT_Buffer_Type_F64;
-    case D::C64: return PJRT_Buffer_Type_C64;
-    case D::C128: return PJRT_Buffer_Type_C128;
+    case D::PRED:
+      return PJRT_Buffer_Type_PRED;
+    case D::S8:
+      return PJRT_Buffer_Type_S8;
+    case D::S16:
+      return PJRT_Buffer_Type_S16;
+    case D::S32:
+      return PJRT_Buffer_Type_S32;
+    case D::S64:
+      return PJRT_Buffer_Type_S64;
+    case D::U8:
+      return PJRT_Buffer_Type_U8;
+    case D::U16:
+      return PJRT_Buffer_Type_U16;
+    case D::U32:
+      return PJRT_Buffer_Type_U32;
+    case D::U64:
+      return PJRT_Buffer_Type_U64;
+    case D::F16:
+      return PJRT_Buffer_Type_F16;
+    case D::BF16:
+      return PJRT_Buffer_Type_BF16;
+    case D::F32:
+      return PJRT_Buffer_Type_F32;
+    case D::F64:
+      return PJRT_Buffer_Type_F64;
+    case D::C64:
+      return PJRT_Buffer_Type_C64;
+    case D::C128:
+      return PJRT_Buffer_Type_C128;
   }
   return PJRT_Buffer_Type_INVALID;
 }

@@ -28,9 +28,9 @@ struct CacheStats {
 };
 
 struct Config {
-  std::string plugin_path;       // resolved by the Python layer
-  std::string plugin_name;       // cpu | tpu | cuda | path
-  std::string missing_hint;      // how to install a missing plugin
+  std::string plugin_path;   // resolved by the Python layer
+  std::string plugin_name;   // cpu | tpu | cuda | path
+  std::string missing_hint;  // how to install a missing plugin
   int64_t cpu_device_count = 1;
   // One client over several processes (pjrt::ClientOptions has the why);
   // unset unless configure_multi_process() was called.
@@ -46,8 +46,7 @@ class Runtime {
   static void configure(const Config& cfg);
   // Makes the client, once created, node node_id of num_nodes, exchanging
   // topology through store. Same rule: before first use.
-  static void configure_multi_process(int64_t node_id, int64_t num_nodes,
-                                      std::shared_ptr<pjrt::KeyValueStore> store);
+  static void configure_multi_process(int64_t node_id, int64_t num_nodes, std::shared_ptr<pjrt::KeyValueStore> store);
   static Runtime& get();  // creates the client on first use
   static bool initialized();
 

@@ -23,8 +23,7 @@ Value any_non_finite(Builder& b, Value x) {
 
 }  // namespace
 
-std::vector<Value> unscale_and_check(Builder& b, const std::vector<Value>& grads, Value found_inf,
-                                     Value inv_scale) {
+std::vector<Value> unscale_and_check(Builder& b, const std::vector<Value>& grads, Value found_inf, Value inv_scale) {
   Value inv = as_scalar(b, inv_scale);
   Value any = b.constant(DType::PRED, 0);
   std::vector<Value> out;
@@ -40,8 +39,8 @@ std::vector<Value> unscale_and_check(Builder& b, const std::vector<Value>& grads
   return out;
 }
 
-std::vector<Value> update_scale(Builder& b, Value scale, Value tracker, Value found_inf, Value growth,
-                                Value backoff, Value interval) {
+std::vector<Value> update_scale(Builder& b, Value scale, Value tracker, Value found_inf, Value growth, Value backoff,
+                                Value interval) {
   Value s = as_scalar(b, scale), t = as_scalar(b, tracker), f = as_scalar(b, found_inf);
   Value inf = b.compare(shlo::Cmp::NE, f, b.zero(f.dtype()));
   Value zero_t = b.zero(t.dtype());

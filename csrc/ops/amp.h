@@ -21,9 +21,8 @@ std::vector<shlo::Value> unscale_and_check(shlo::Builder& b, const std::vector<s
 // growth_interval the scale grows (unless that overflows) and the tracker
 // resets. growth / backoff: 0-d f32; interval: 0-d s32.
 // Returns (new scale, new growth tracker) in the input shapes.
-std::vector<shlo::Value> update_scale(shlo::Builder& b, shlo::Value scale, shlo::Value tracker,
-                                      shlo::Value found_inf, shlo::Value growth, shlo::Value backoff,
-                                      shlo::Value interval);
+std::vector<shlo::Value> update_scale(shlo::Builder& b, shlo::Value scale, shlo::Value tracker, shlo::Value found_inf,
+                                      shlo::Value growth, shlo::Value backoff, shlo::Value interval);
 
 // PReLU, autocast's one elementwise lower-precision op: x > 0 ? x : w * x,
 // with (grad_x, grad_w) for its backward. Operands already broadcast.

@@ -53,9 +53,7 @@ Dims dims_of(const Value& q, const Value& k, const Value& v) {
   return d;
 }
 
-Value bcast_rows(Builder& b, Value rows, const Dims& d) {
-  return b.broadcast_in_dim(rows, d.scores5(), {0, 1, 2, 3});
-}
+Value bcast_rows(Builder& b, Value rows, const Dims& d) { return b.broadcast_in_dim(rows, d.scores5(), {0, 1, 2, 3}); }
 
 // scale * q k^T with the mask and causal structure applied, in d.acc.
 Value masked_scores(Builder& b, Value q5, Value k4, const std::optional<Value>& mask, Value scale,
@@ -112,8 +110,8 @@ std::vector<Value> attention_forward(Builder& b, Value q, Value k, Value v, std:
   return {out, lse};
 }
 
-std::vector<Value> attention_backward(Builder& b, Value grad_out, Value q, Value k, Value v,
-                                      std::optional<Value> mask, Value lse, Value scale, const AttentionSpec& spec,
+std::vector<Value> attention_backward(Builder& b, Value grad_out, Value q, Value k, Value v, std::optional<Value> mask,
+                                      Value lse, Value scale, const AttentionSpec& spec,
                                       const std::array<bool, 4>& wanted) {
   Dims d = dims_of(q, k, v);
   Value q5 = b.reshape(q, d.q5());

@@ -27,8 +27,8 @@ std::vector<Value> attention_forward(Builder& b, Value q, Value k, Value v, std:
 
 // Gradients wanted[i] of {q, k, v, mask}, in that order, only those wanted
 // (the mask gradient is reduced to the mask's own shape and dtype).
-std::vector<Value> attention_backward(Builder& b, Value grad_out, Value q, Value k, Value v,
-                                      std::optional<Value> mask, Value lse, Value scale, const AttentionSpec& spec,
+std::vector<Value> attention_backward(Builder& b, Value grad_out, Value q, Value k, Value v, std::optional<Value> mask,
+                                      Value lse, Value scale, const AttentionSpec& spec,
                                       const std::array<bool, 4>& wanted);
 
 }  // namespace ops

@@ -45,8 +45,8 @@ Value first_outside_closed(Builder& b, Value x, Value lo, Value hi) {
   Shape s{shlo::numel(x.shape())};
   Value flat = b.reshape(x, s);
   // Comparisons with NaN are false, so NaN is never inside.
-  Value inside = b.binary("and", b.compare(Cmp::GE, flat, b.broadcast_to(lo, s)),
-                          b.compare(Cmp::LE, flat, b.broadcast_to(hi, s)));
+  Value inside =
+      b.binary("and", b.compare(Cmp::GE, flat, b.broadcast_to(lo, s)), b.compare(Cmp::LE, flat, b.broadcast_to(hi, s)));
   return one(b, first_true(b, b.unary("not", inside)));
 }
 

@@ -60,8 +60,8 @@ Value conv_general(Builder& b, Value lhs, Value rhs, bool swap_lhs, bool swap_rh
   std::string dn = std::string("dimension_numbers = #stablehlo.conv<[") + (swap_lhs ? "f, b" : "b, f") + sp + "]x[" +
                    (swap_rhs ? "i, o" : "o, i") + sp + "]->[" + (swap_out ? "f, b" : "b, f") + sp + "]>";
   std::string attrs = "batch_group_count = " + std::to_string(bgc) + " : i64, " + dn +
-                      ", feature_group_count = " + std::to_string(fgc) + " : i64, lhs_dilation = " +
-                      shlo::i64_array(lhs_dil) + ", padding = " + pad_attr(clo, chi) +
+                      ", feature_group_count = " + std::to_string(fgc) +
+                      " : i64, lhs_dilation = " + shlo::i64_array(lhs_dil) + ", padding = " + pad_attr(clo, chi) +
                       ", precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]" +
                       ", rhs_dilation = " + shlo::i64_array(rhs_dil) + ", window_strides = " + shlo::i64_array(strides);
   Value r = b.op1("stablehlo.convolution", {lhs, rhs}, shlo::Type{accumulate_dtype(lhs.dtype()), cshape}, attrs);
@@ -169,8 +169,8 @@ Value conv_grad_input(Builder& b, Value gy, Value w, const Shape& in_shape, cons
     ConvParams q = p;
     q.output_padding.assign(n, 0);
     for (size_t i = 0; i < n; ++i) {
-      int64_t base = (gy.shape()[2 + i] - 1) * p.stride[i] - 2 * p.padding[i] +
-                     p.dilation[i] * (w.shape()[2 + i] - 1) + 1;
+      int64_t base =
+          (gy.shape()[2 + i] - 1) * p.stride[i] - 2 * p.padding[i] + p.dilation[i] * (w.shape()[2 + i] - 1) + 1;
       q.output_padding[i] = in_shape[2 + i] - base;
     }
     r = transpose_conv(b, gy, w, q);

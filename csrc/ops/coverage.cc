@@ -114,8 +114,7 @@ Value fft_r2c(Builder& b, Value x, const std::vector<int64_t>& dims, int64_t nor
   return scale(b, y, norm_factor(normalization, n, false));
 }
 
-Value fft_c2r(Builder& b, Value x, const std::vector<int64_t>& dims, int64_t normalization,
-              int64_t last_dim_size) {
+Value fft_c2r(Builder& b, Value x, const std::vector<int64_t>& dims, int64_t normalization, int64_t last_dim_size) {
   std::vector<int64_t> rest(dims.begin(), dims.end() - 1);
   Value y = rest.empty() ? x : c2c_raw(b, x, rest, false);
   int64_t last = dims.back();
@@ -180,9 +179,12 @@ std::vector<int64_t> all_dims(int64_t rank) {
 // Integer type of the same width as float dtype t.
 DType bits_type(DType t) {
   switch (t) {
-    case DType::F64: return DType::S64;
-    case DType::F32: return DType::S32;
-    default: return DType::S16;
+    case DType::F64:
+      return DType::S64;
+    case DType::F32:
+      return DType::S32;
+    default:
+      return DType::S16;
   }
 }
 int64_t bit_width(DType t) { return static_cast<int64_t>(shlo::dtype_size(t)) * 8; }
@@ -242,8 +244,8 @@ Value polygamma_cpu(Builder& b, Value n, Value x) {
     Value xs = r.select(below, r.add(s[0], kconst(r, 1, s[0])), s[0]);
     return std::vector<Value>{xs, acc, s[2], r.add(s[3], r.constant(DType::S32, 1))};
   });
-  std::vector<Value> loop = b.op("stablehlo.while", {start, zero, nn, b.constant(DType::S32, 0)},
-                                 {ty, ty, ty, it}, "", {cond, body});
+  std::vector<Value> loop =
+      b.op("stablehlo.while", {start, zero, nn, b.constant(DType::S32, 0)}, {ty, ty, ty, it}, "", {cond, body});
   Value general = b.op1("chlo.polygamma", {nn, b.select(shift, loop[0], x)}, ty);
   // (-1)^(n+1) n!
   Value odd = b.compare(Cmp::NE, b.op1("stablehlo.remainder", {nn, kconst(b, 2, nn)}, ty), zero);
@@ -304,19 +306,23 @@ std::pair<Value, Value> cum_extreme(Builder& b, Value x, int64_t dim, bool is_ma
 Value index_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, const std::string& reduce,
                    bool include_self) {
   DType t = x.dtype();
-  Combine c = reduce == "prod" ? Combine::Mul : reduce == "amax" ? Combine::Max
-              : reduce == "amin" ? Combine::Min : Combine::Add;
+  Combine c = reduce == "prod"   ? Combine::Mul
+              : reduce == "amax" ? Combine::Max
+              : reduce == "amin" ? Combine::Min
+                                 : Combine::Add;
   Value base = x;
   if (!include_self) {
     // The indexed slots restart from the reduction's identity.
-    Value init = c == Combine::Mul ? b.constant(t, 1) : c == Combine::Max ? b.lowest(t)
-                 : c == Combine::Min ? b.highest(t) : b.zero(t);
+    Value init = c == Combine::Mul   ? b.constant(t, 1)
+                 : c == Combine::Max ? b.lowest(t)
+                 : c == Combine::Min ? b.highest(t)
+                                     : b.zero(t);
     base = index_scatter(b, x, dim, idx, b.broadcast_in_dim(init, src.shape(), {}), Combine::Replace, false);
   }
   Value r = index_scatter(b, base, dim, idx, src, c, false);
   if (reduce != "mean") return r;
-  Value cnt = index_scatter(b, b.constant(t, include_self ? 1 : 0, x.shape()), dim, idx,
-                            b.constant(t, 1, src.shape()), Combine::Add, false);
+  Value cnt = index_scatter(b, b.constant(t, include_self ? 1 : 0, x.shape()), dim, idx, b.constant(t, 1, src.shape()),
+                            Combine::Add, false);
   cnt = b.select(b.compare(Cmp::EQ, cnt, kconst(b, 0, cnt)), kconst(b, 1, cnt), cnt);
   return shlo::is_float(t) ? b.div(r, cnt) : div(b, r, cnt, "floor");
 }
@@ -371,7 +377,8 @@ Value lcm(Builder& b, Value x, Value y) {
 Value shift_left(Builder& b, Value x, Value y) {
   int64_t bits = bit_width(x.dtype());
   Value bad = b.compare(Cmp::GE, y, kconst(b, static_cast<double>(bits), y));
-  if (shlo::is_signed_int(y.dtype())) bad = lor(b, bad, b.compare(Cmp::LT, y, kconst(b, 0, y)));
+  if (shlo::is_signed_int(y.dtype()))
+    bad = lor(b, bad, b.compare(Cmp::LT, y, kconst(b, 0, y)));
   else if (shlo::is_unsigned_int(y.dtype()) && bits < 64)  // a "negative" amount read as signed
     bad = lor(b, bad, b.compare(Cmp::GE, y, kconst(b, std::ldexp(1.0, static_cast<int>(bits) - 1), y)));
   Value r = b.binary("shift_left", x, y);
@@ -425,9 +432,9 @@ Value cross(Builder& b, Value x, Value y, int64_t dim) {
     return b.slice(v, lo, hi, Shape(v.rank(), 1));
   };
   Value x0 = part(x, 0), x1 = part(x, 1), x2 = part(x, 2), y0 = part(y, 0), y1 = part(y, 1), y2 = part(y, 2);
-  return b.concatenate({b.sub(b.mul(x1, y2), b.mul(x2, y1)), b.sub(b.mul(x2, y0), b.mul(x0, y2)),
-                        b.sub(b.mul(x0, y1), b.mul(x1, y0))},
-                       dim);
+  return b.concatenate(
+      {b.sub(b.mul(x1, y2), b.mul(x2, y1)), b.sub(b.mul(x2, y0), b.mul(x0, y2)), b.sub(b.mul(x0, y1), b.mul(x1, y0))},
+      dim);
 }
 
 Value renorm(Builder& b, Value x, Value p, int64_t dim, Value maxnorm, int p_kind) {
@@ -435,12 +442,12 @@ Value renorm(Builder& b, Value x, Value p, int64_t dim, Value maxnorm, int p_kin
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < x.rank(); ++d)
     if (d != dim) dims.push_back(d);
-  static const NormOrd kinds[] = {NormOrd::General, NormOrd::Zero, NormOrd::One, NormOrd::Two, NormOrd::Inf,
-                                  NormOrd::NegInf};
+  static const NormOrd kinds[] = {NormOrd::General, NormOrd::Zero, NormOrd::One,
+                                  NormOrd::Two,     NormOrd::Inf,  NormOrd::NegInf};
   Value norm = vector_norm(b, x, kinds[p_kind], p, dims, true, acc);
   Value mx = b.broadcast_in_dim(b.convert(maxnorm, acc), norm.shape(), {});
-  Value factor = b.select(b.compare(Cmp::GT, norm, mx), b.div(mx, b.add(norm, kconst(b, 1e-7, norm))),
-                          kconst(b, 1, norm));
+  Value factor =
+      b.select(b.compare(Cmp::GT, norm, mx), b.div(mx, b.add(norm, kconst(b, 1e-7, norm))), kconst(b, 1, norm));
   // PyTorch keeps the factor in x's dtype before multiplying.
   factor = up(b, b.convert(factor, t));
   Value r = b.mul(up(b, x), b.broadcast_in_dim(b.reshape(factor, {x.shape()[dim]}), up(b, x).shape(), {dim}));
@@ -492,7 +499,8 @@ Value max_unpool(Builder& b, Value x, Value idx, const Shape& out_spatial) {
   if (rows * p == 0) return b.reshape(base, out);
   // Each plane's flat index, offset by its plane: one 1-D scatter.
   Value local = b.convert(b.reshape(idx, {rows, p}), DType::S64);
-  Value plane = b.mul(b.iota(Type{DType::S64, {rows, p}}, 0), b.constant(DType::S64, static_cast<double>(q), {rows, p}));
+  Value plane =
+      b.mul(b.iota(Type{DType::S64, {rows, p}}, 0), b.constant(DType::S64, static_cast<double>(q), {rows, p}));
   Value global = b.reshape(b.add(local, plane), {rows * p, 1});
   Value r = b.scatter(base, global, b.reshape(x, {rows * p}), {}, {0}, {0}, 1, "");
   return b.reshape(r, out);

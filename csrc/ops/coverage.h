@@ -21,8 +21,7 @@ Value fft_c2c(Builder& b, Value x, const std::vector<int64_t>& dims, int64_t nor
 // Real -> complex; onesided keeps the last dim's n/2+1 non-redundant outputs.
 Value fft_r2c(Builder& b, Value x, const std::vector<int64_t>& dims, int64_t normalization, bool onesided);
 // Hermitian complex -> real, the last transformed dim becoming last_dim_size long.
-Value fft_c2r(Builder& b, Value x, const std::vector<int64_t>& dims, int64_t normalization,
-              int64_t last_dim_size);
+Value fft_c2r(Builder& b, Value x, const std::vector<int64_t>& dims, int64_t normalization, int64_t last_dim_size);
 
 // Complex conjugate (identity for real values).
 Value conj(Builder& b, Value x);

@@ -78,8 +78,8 @@ Gathered gather_windows(Builder& b, Value x, const std::vector<Windows>& ws) {
     g = b.reshape(g, split);
     Value raw = b.reshape(b.constant_i64(w.raw), {w.out, w.len});
     std::vector<int64_t> at{2 + 2 * i, 3 + 2 * i};
-    valid = b.op1("stablehlo.and", {valid, b.broadcast_in_dim(b.compare(Cmp::GE, raw, k64(b, 0, raw.shape())), full, at)},
-                  valid.type);
+    valid = b.op1("stablehlo.and",
+                  {valid, b.broadcast_in_dim(b.compare(Cmp::GE, raw, k64(b, 0, raw.shape())), full, at)}, valid.type);
     Value pos = b.reshape(b.constant_i64(clamped), {w.out, w.len});
     flat = b.add(flat, b.broadcast_in_dim(b.mul(pos, k64(b, static_cast<double>(stride), pos.shape())), full, at));
     stride *= w.in;
@@ -117,24 +117,23 @@ std::pair<Value, Value> window_max(Builder& b, Value x, const std::vector<Window
   Value i = b.select(g.valid, g.flat, b.broadcast_in_dim(none, full, {}));
   // A total order, so the reduction is order-free: NaN beats numbers (the
   // later NaN wins), larger values win, equal values keep the earlier index.
-  auto r = b.reduce_multi({v, i}, {lowest, none}, window_dims(static_cast<int64_t>(ws.size())),
-                          [fl](Builder& r, const std::vector<Value>& a) {
-                            Value av = a[0], ai = a[1], bv = a[2], bi = a[3];
-                            Value greater = r.compare(Cmp::GT, bv, av);
-                            Value tie = r.op1("stablehlo.and", {r.compare(Cmp::EQ, bv, av), r.compare(Cmp::LT, bi, ai)},
-                                              greater.type);
-                            Value pick_b = r.op1("stablehlo.or", {greater, tie}, greater.type);
-                            if (fl) {
-                              Value an = r.compare(Cmp::NE, av, av), bn = r.compare(Cmp::NE, bv, bv);
-                              Value both = r.op1("stablehlo.and", {an, bn}, an.type);
-                              Value later = r.compare(Cmp::GT, bi, ai);
-                              Value not_an = r.op1("stablehlo.not", {an}, an.type);
-                              // both NaN: later index; only b NaN: b; only a NaN: a; else numbers.
-                              pick_b = r.select(both, later, r.select(bn, bn, r.op1("stablehlo.and", {not_an, pick_b},
-                                                                                     an.type)));
-                            }
-                            return std::vector<Value>{r.select(pick_b, bv, av), r.select(pick_b, bi, ai)};
-                          });
+  auto r = b.reduce_multi(
+      {v, i}, {lowest, none}, window_dims(static_cast<int64_t>(ws.size())),
+      [fl](Builder& r, const std::vector<Value>& a) {
+        Value av = a[0], ai = a[1], bv = a[2], bi = a[3];
+        Value greater = r.compare(Cmp::GT, bv, av);
+        Value tie = r.op1("stablehlo.and", {r.compare(Cmp::EQ, bv, av), r.compare(Cmp::LT, bi, ai)}, greater.type);
+        Value pick_b = r.op1("stablehlo.or", {greater, tie}, greater.type);
+        if (fl) {
+          Value an = r.compare(Cmp::NE, av, av), bn = r.compare(Cmp::NE, bv, bv);
+          Value both = r.op1("stablehlo.and", {an, bn}, an.type);
+          Value later = r.compare(Cmp::GT, bi, ai);
+          Value not_an = r.op1("stablehlo.not", {an}, an.type);
+          // both NaN: later index; only b NaN: b; only a NaN: a; else numbers.
+          pick_b = r.select(both, later, r.select(bn, bn, r.op1("stablehlo.and", {not_an, pick_b}, an.type)));
+        }
+        return std::vector<Value>{r.select(pick_b, bv, av), r.select(pick_b, bi, ai)};
+      });
   return {r[0], r[1]};
 }
 
@@ -163,9 +162,10 @@ Value window_avg_backward(Builder& b, Value grad, const std::vector<Windows>& ws
   Value valid = b.constant(DType::PRED, 1, full);
   for (int64_t i = 0; i < n; ++i) {
     Value raw = b.reshape(b.constant_i64(ws[i].raw), {ws[i].out, ws[i].len});
-    valid = b.op1("stablehlo.and", {valid, b.broadcast_in_dim(b.compare(Cmp::GE, raw, k64(b, 0, raw.shape())), full,
-                                                               {2 + 2 * i, 3 + 2 * i})},
-                  valid.type);
+    valid = b.op1(
+        "stablehlo.and",
+        {valid, b.broadcast_in_dim(b.compare(Cmp::GE, raw, k64(b, 0, raw.shape())), full, {2 + 2 * i, 3 + 2 * i})},
+        valid.type);
   }
   Value r = b.select(valid, spread, b.constant(acc, 0, full));
   // Scatter the windows back, last spatial dim first.

@@ -1,10 +1,10 @@
 // Elementwise lowerings with PyTorch semantics.
 #include "ops/elementwise.h"
 
-#include "ops/coverage.h"
-
 #include <limits>
 #include <stdexcept>
+
+#include "ops/coverage.h"
 
 namespace ops {
 
@@ -42,8 +42,8 @@ Value div_floor_float(Builder& b, Value x, Value y) {
   // A zero quotient keeps the sign of the true quotient; division by zero is IEEE's.
   Value plain = b.div(a, d);
   shlo::DType bits = a.dtype() == shlo::DType::F64 ? shlo::DType::S64 : shlo::DType::S32;
-  Value sign = b.compare(shlo::Cmp::LT, b.bitcast_convert(plain, shlo::Type{bits, a.shape()}),
-                         b.constant(bits, 0, a.shape()));
+  Value sign =
+      b.compare(shlo::Cmp::LT, b.bitcast_convert(plain, shlo::Type{bits, a.shape()}), b.constant(bits, 0, a.shape()));
   Value zero = b.select(sign, k(-0.0), k(0));
   Value r = b.select(b.compare(shlo::Cmp::NE, q, k(0)), fl, zero);
   r = b.select(b.compare(shlo::Cmp::EQ, d, k(0)), plain, r);
@@ -124,13 +124,13 @@ Value nan_max(Builder& b, Value x, Value y, bool is_max) {
   return b.select(isnan_(b, y), y, r);
 }
 
-Value trunc_(Builder& b, Value x) {
-  return b.select(cmp(b, Cmp::LT, x, 0.0), b.unary("ceil", x), b.unary("floor", x));
-}
+Value trunc_(Builder& b, Value x) { return b.select(cmp(b, Cmp::LT, x, 0.0), b.unary("ceil", x), b.unary("floor", x)); }
 
 // The sign bit of a float (set for -0.0 and negative NaNs too).
 Value signbit_(Builder& b, Value x) {
-  DType bits = shlo::dtype_size(x.dtype()) == 2 ? DType::S16 : shlo::dtype_size(x.dtype()) == 4 ? DType::S32 : DType::S64;
+  DType bits = shlo::dtype_size(x.dtype()) == 2   ? DType::S16
+               : shlo::dtype_size(x.dtype()) == 4 ? DType::S32
+                                                  : DType::S64;
   Value i = b.bitcast_convert(x, shlo::Type{bits, x.shape()});
   return cmp(b, Cmp::LT, i, 0.0);
 }
@@ -139,59 +139,86 @@ Value exp_(Builder& b, Value x) { return b.unary("exponential", x); }
 Value erf_(Builder& b, Value x) { return b.op1("chlo.erf", {x}, x.type); }
 Value sigmoid_(Builder& b, Value x) { return b.div(k(b, 1, x), b.add(k(b, 1, x), exp_(b, b.unary("negate", x)))); }
 // tanh(softplus(x)) as mish computes it.
-Value tanh_softplus(Builder& b, Value x) {
-  return b.unary("tanh", b.unary("log_plus_one", exp_(b, x)));
-}
+Value tanh_softplus(Builder& b, Value x) { return b.unary("tanh", b.unary("log_plus_one", exp_(b, x))); }
 
 // min(max(x, 0), 6), NaN propagating.
-Value relu6_(Builder& b, Value x) {
-  return nan_max(b, nan_max(b, x, k(b, 0, x), true), k(b, 6, x), false);
-}
+Value relu6_(Builder& b, Value x) { return nan_max(b, nan_max(b, x, k(b, 0, x), true), k(b, 6, x), false); }
 
 // Float math on x (already f32 for half inputs).
 Value math(Builder& b, Unary op, Value x) {
   switch (op) {
-    case Unary::Acos: return b.op1("chlo.acos", {x}, x.type);
-    case Unary::Acosh: return b.op1("chlo.acosh", {x}, x.type);
-    case Unary::Asin: return b.op1("chlo.asin", {x}, x.type);
-    case Unary::Asinh: return b.op1("chlo.asinh", {x}, x.type);
-    case Unary::Atan: return b.binary("atan2", x, k(b, 1, x));
-    case Unary::Atanh: return b.op1("chlo.atanh", {x}, x.type);
-    case Unary::Cos: return b.unary("cosine", x);
-    case Unary::Cosh: return b.op1("chlo.cosh", {x}, x.type);
+    case Unary::Acos:
+      return b.op1("chlo.acos", {x}, x.type);
+    case Unary::Acosh:
+      return b.op1("chlo.acosh", {x}, x.type);
+    case Unary::Asin:
+      return b.op1("chlo.asin", {x}, x.type);
+    case Unary::Asinh:
+      return b.op1("chlo.asinh", {x}, x.type);
+    case Unary::Atan:
+      return b.binary("atan2", x, k(b, 1, x));
+    case Unary::Atanh:
+      return b.op1("chlo.atanh", {x}, x.type);
+    case Unary::Cos:
+      return b.unary("cosine", x);
+    case Unary::Cosh:
+      return b.op1("chlo.cosh", {x}, x.type);
     case Unary::Digamma: {
       // PyTorch: digamma(+-0) = -+inf (the pole's sign follows the side).
       Value r = b.op1("chlo.digamma", {x}, x.type);
       Value pole = b.select(signbit_(b, x), k(b, kInf, x), k(b, -kInf, x));
       return b.select(cmp(b, Cmp::EQ, x, 0.0), pole, r);
     }
-    case Unary::Hardsigmoid: return b.div(relu6_(b, b.add(x, k(b, 3, x))), k(b, 6, x));
-    case Unary::Hardswish: return b.div(b.mul(x, relu6_(b, b.add(x, k(b, 3, x)))), k(b, 6, x));
-    case Unary::Lgamma: return b.op1("chlo.lgamma", {x}, x.type);
-    case Unary::Sinh: return b.op1("chlo.sinh", {x}, x.type);
+    case Unary::Hardsigmoid:
+      return b.div(relu6_(b, b.add(x, k(b, 3, x))), k(b, 6, x));
+    case Unary::Hardswish:
+      return b.div(b.mul(x, relu6_(b, b.add(x, k(b, 3, x)))), k(b, 6, x));
+    case Unary::Lgamma:
+      return b.op1("chlo.lgamma", {x}, x.type);
+    case Unary::Sinh:
+      return b.op1("chlo.sinh", {x}, x.type);
     case Unary::Sinc: {
       Value px = b.mul(k(b, kPi, x), x);
       return b.select(cmp(b, Cmp::EQ, x, 0.0), k(b, 1, x), b.div(b.unary("sine", px), px));
     }
-    case Unary::Erf: return erf_(b, x);
-    case Unary::Erfc: return b.op1("chlo.erfc", {x}, x.type);
-    case Unary::Erfinv: return b.op1("chlo.erf_inv", {x}, x.type);
-    case Unary::Exp: return exp_(b, x);
-    case Unary::Exp2: return b.binary("power", k(b, 2, x), x);
-    case Unary::Expm1: return b.unary("exponential_minus_one", x);
-    case Unary::Log: return b.unary("log", x);
-    case Unary::Log10: return b.div(b.unary("log", x), k(b, kLn10, x));
-    case Unary::Log1p: return b.unary("log_plus_one", x);
-    case Unary::Log2: return b.div(b.unary("log", x), k(b, kLn2, x));
-    case Unary::Reciprocal: return b.div(k(b, 1, x), x);
-    case Unary::Rsqrt: return b.unary("rsqrt", x);
-    case Unary::Sigmoid: return b.unary("logistic", x);
-    case Unary::Sin: return b.unary("sine", x);
-    case Unary::Sqrt: return b.unary("sqrt", x);
-    case Unary::Tan: return b.unary("tan", x);
-    case Unary::Tanh: return b.unary("tanh", x);
-    case Unary::Silu: return b.div(x, b.add(k(b, 1, x), exp_(b, b.unary("negate", x))));
-    case Unary::Mish: return b.mul(x, tanh_softplus(b, x));
+    case Unary::Erf:
+      return erf_(b, x);
+    case Unary::Erfc:
+      return b.op1("chlo.erfc", {x}, x.type);
+    case Unary::Erfinv:
+      return b.op1("chlo.erf_inv", {x}, x.type);
+    case Unary::Exp:
+      return exp_(b, x);
+    case Unary::Exp2:
+      return b.binary("power", k(b, 2, x), x);
+    case Unary::Expm1:
+      return b.unary("exponential_minus_one", x);
+    case Unary::Log:
+      return b.unary("log", x);
+    case Unary::Log10:
+      return b.div(b.unary("log", x), k(b, kLn10, x));
+    case Unary::Log1p:
+      return b.unary("log_plus_one", x);
+    case Unary::Log2:
+      return b.div(b.unary("log", x), k(b, kLn2, x));
+    case Unary::Reciprocal:
+      return b.div(k(b, 1, x), x);
+    case Unary::Rsqrt:
+      return b.unary("rsqrt", x);
+    case Unary::Sigmoid:
+      return b.unary("logistic", x);
+    case Unary::Sin:
+      return b.unary("sine", x);
+    case Unary::Sqrt:
+      return b.unary("sqrt", x);
+    case Unary::Tan:
+      return b.unary("tan", x);
+    case Unary::Tanh:
+      return b.unary("tanh", x);
+    case Unary::Silu:
+      return b.div(x, b.add(k(b, 1, x), exp_(b, b.unary("negate", x))));
+    case Unary::Mish:
+      return b.mul(x, tanh_softplus(b, x));
     case Unary::Gelu:
       return b.mul(b.mul(x, k(b, 0.5, x)), b.add(k(b, 1, x), erf_(b, b.mul(x, k(b, kSqrt1_2, x)))));
     case Unary::GeluTanh: {
@@ -203,7 +230,8 @@ Value math(Builder& b, Unary op, Value x) {
       Value z = exp_(b, b.unary("negate", b.unary("abs", x)));
       return b.sub(nan_max(b, x, k(b, 0, x), false), b.unary("log_plus_one", z));
     }
-    default: throw std::logic_error(std::string("ops::unary: not a float op: ") + name(op));
+    default:
+      throw std::logic_error(std::string("ops::unary: not a float op: ") + name(op));
   }
 }
 
@@ -214,7 +242,8 @@ DType opmath(DType t) { return is_half(t) ? DType::F32 : t; }
 const char* name(Unary op) {
   switch (op) {
 #define OPS_NAME(e, n) \
-  case Unary::e: return n;
+  case Unary::e:       \
+    return n;
     OPS_UNARY_LIST(OPS_NAME)
 #undef OPS_NAME
   }
@@ -230,13 +259,20 @@ Value unary(Builder& b, Unary op, Value x) {
         return b.op1("stablehlo.abs", {x},
                      shlo::Type{t == shlo::DType::C128 ? shlo::DType::F64 : shlo::DType::F32, x.shape()});
       return fl || shlo::is_signed_int(t) ? b.unary("abs", x) : x;
-    case Unary::BitwiseNot: return b.unary("not", x);
-    case Unary::Ceil: return fl ? b.unary("ceil", x) : x;
-    case Unary::Floor: return fl ? b.unary("floor", x) : x;
-    case Unary::Round: return fl ? b.unary("round_nearest_even", x) : x;
-    case Unary::Trunc: return fl ? trunc_(b, x) : x;
-    case Unary::Frac: return b.sub(x, trunc_(b, x));
-    case Unary::Neg: return shlo::is_unsigned_int(t) ? b.sub(k(b, 0, x), x) : b.unary("negate", x);
+    case Unary::BitwiseNot:
+      return b.unary("not", x);
+    case Unary::Ceil:
+      return fl ? b.unary("ceil", x) : x;
+    case Unary::Floor:
+      return fl ? b.unary("floor", x) : x;
+    case Unary::Round:
+      return fl ? b.unary("round_nearest_even", x) : x;
+    case Unary::Trunc:
+      return fl ? trunc_(b, x) : x;
+    case Unary::Frac:
+      return b.sub(x, trunc_(b, x));
+    case Unary::Neg:
+      return shlo::is_unsigned_int(t) ? b.sub(k(b, 0, x), x) : b.unary("negate", x);
     case Unary::Sign: {
       // (x > 0) - (x < 0): 0 for NaN, as PyTorch's CPU kernel gives.
       if (t == DType::PRED) return x;
@@ -250,26 +286,33 @@ Value unary(Builder& b, Unary op, Value x) {
       if (shlo::is_unsigned_int(t)) return pos;
       return b.sub(pos, b.convert(cmp(b, Cmp::LT, x, 0.0), t));
     }
-    case Unary::Isnan: return fl ? isnan_(b, x) : all_false(b, x);
-    case Unary::Isinf: return fl ? cmp(b, Cmp::EQ, b.unary("abs", x), kInf) : all_false(b, x);
-    case Unary::Isposinf: return fl ? cmp(b, Cmp::EQ, x, kInf) : all_false(b, x);
-    case Unary::Isneginf: return fl ? cmp(b, Cmp::EQ, x, -kInf) : all_false(b, x);
+    case Unary::Isnan:
+      return fl ? isnan_(b, x) : all_false(b, x);
+    case Unary::Isinf:
+      return fl ? cmp(b, Cmp::EQ, b.unary("abs", x), kInf) : all_false(b, x);
+    case Unary::Isposinf:
+      return fl ? cmp(b, Cmp::EQ, x, kInf) : all_false(b, x);
+    case Unary::Isneginf:
+      return fl ? cmp(b, Cmp::EQ, x, -kInf) : all_false(b, x);
     case Unary::Signbit:
       if (fl) return signbit_(b, x);
       return shlo::is_signed_int(t) ? cmp(b, Cmp::LT, x, 0.0) : all_false(b, x);
-    case Unary::LogicalNot: return t == DType::PRED ? b.unary("not", x) : cmp(b, Cmp::EQ, x, 0.0);
+    case Unary::LogicalNot:
+      return t == DType::PRED ? b.unary("not", x) : cmp(b, Cmp::EQ, x, 0.0);
     case Unary::Relu:
       // clamp_min(x, 0): NaN stays NaN.
       if (!fl) return b.max(x, k(b, 0, x));
       return b.select(cmp(b, Cmp::LT, x, 0.0), k(b, 0, x), x);
-    default: return down(b, math(b, op, up(b, x)), t);
+    default:
+      return down(b, math(b, op, up(b, x)), t);
   }
 }
 
 const char* name(Binary op) {
   switch (op) {
 #define OPS_NAME(e, n) \
-  case Binary::e: return n;
+  case Binary::e:      \
+    return n;
     OPS_BINARY_LIST(OPS_NAME)
 #undef OPS_NAME
   }
@@ -280,14 +323,22 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
   DType t = x.dtype();
   bool fl = shlo::is_float(t);
   switch (op) {
-    case Binary::BitwiseAnd: return land(b, x, y);
-    case Binary::BitwiseOr: return lor(b, x, y);
-    case Binary::BitwiseXor: return lxor(b, x, y);
-    case Binary::LogicalAnd: return land(b, truth(b, x), truth(b, y));
-    case Binary::LogicalOr: return lor(b, truth(b, x), truth(b, y));
-    case Binary::LogicalXor: return lxor(b, truth(b, x), truth(b, y));
-    case Binary::Maximum: return nan_max(b, x, y, true);
-    case Binary::Minimum: return nan_max(b, x, y, false);
+    case Binary::BitwiseAnd:
+      return land(b, x, y);
+    case Binary::BitwiseOr:
+      return lor(b, x, y);
+    case Binary::BitwiseXor:
+      return lxor(b, x, y);
+    case Binary::LogicalAnd:
+      return land(b, truth(b, x), truth(b, y));
+    case Binary::LogicalOr:
+      return lor(b, truth(b, x), truth(b, y));
+    case Binary::LogicalXor:
+      return lxor(b, truth(b, x), truth(b, y));
+    case Binary::Maximum:
+      return nan_max(b, x, y, true);
+    case Binary::Minimum:
+      return nan_max(b, x, y, false);
     case Binary::Fmax:
     case Binary::Fmin: {
       // NaN loses: the other operand wins.
@@ -323,13 +374,16 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
       Value a = b.unary("abs", x);
       return b.select(signbit_(b, y), b.unary("negate", a), a);
     }
-    default: break;
+    default:
+      break;
   }
   // Float math in opmath.
   Value xu = up(b, x), yu = up(b, y);
   Value r;
   switch (op) {
-    case Binary::Atan2: r = b.binary("atan2", xu, yu); break;
+    case Binary::Atan2:
+      r = b.binary("atan2", xu, yu);
+      break;
     case Binary::Hypot: {
       // max * sqrt(1 + (min/max)^2): no overflow for large inputs.
       Value ax = b.unary("abs", xu), ay = b.unary("abs", yu);
@@ -413,7 +467,8 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
       r = b.mul(b.sub(max_deriv, b.mul(sign, b.div(z, b.add(k(b, 1, z), z)))), xu);
       break;
     }
-    default: throw std::logic_error(std::string("ops::binary: unhandled ") + name(op));
+    default:
+      throw std::logic_error(std::string("ops::binary: unhandled ") + name(op));
   }
   return down(b, r, t);
 }
@@ -447,8 +502,7 @@ Value elu(Builder& b, Value x, Value alpha, Value scale, Value input_scale) {
   return down(b, b.select(cmp(b, Cmp::LE, xu, 0.0), neg, b.mul(xu, poscoef)), x.dtype());
 }
 
-Value elu_backward(Builder& b, Value grad, Value x_or_y, Value alpha, Value scale, Value input_scale,
-                   bool is_result) {
+Value elu_backward(Builder& b, Value grad, Value x_or_y, Value alpha, Value scale, Value input_scale, bool is_result) {
   Value g = up(b, grad), v = up(b, x_or_y);
   Value negcoef = fit(b, b.mul(alpha, scale), g), poscoef = fit(b, scale, g);
   Value negin = fit(b, input_scale, g);
@@ -548,15 +602,24 @@ Value pow_special(Builder& b, Value x, double e) {
   Value u = up(b, x);
   Value one = b.constant(u.dtype(), 1.0, u.shape());
   Value r;
-  if (e == 0.0) r = one;  // even for NaN and inf, as PyTorch fills ones
-  else if (e == 1.0) r = u;
-  else if (e == 2.0) r = b.mul(u, u);
-  else if (e == 3.0) r = b.mul(b.mul(u, u), u);
-  else if (e == 0.5) r = b.unary("sqrt", u);
-  else if (e == -0.5) r = b.unary("rsqrt", u);
-  else if (e == -1.0) r = b.div(one, u);
-  else if (e == -2.0) r = b.div(one, b.mul(u, u));
-  else throw std::invalid_argument("pow_special: exponent " + std::to_string(e) + " has no special form");
+  if (e == 0.0)
+    r = one;  // even for NaN and inf, as PyTorch fills ones
+  else if (e == 1.0)
+    r = u;
+  else if (e == 2.0)
+    r = b.mul(u, u);
+  else if (e == 3.0)
+    r = b.mul(b.mul(u, u), u);
+  else if (e == 0.5)
+    r = b.unary("sqrt", u);
+  else if (e == -0.5)
+    r = b.unary("rsqrt", u);
+  else if (e == -1.0)
+    r = b.div(one, u);
+  else if (e == -2.0)
+    r = b.div(one, b.mul(u, u));
+  else
+    throw std::invalid_argument("pow_special: exponent " + std::to_string(e) + " has no special form");
   return down(b, r, t);
 }
 

@@ -36,6 +36,7 @@ Value splat(Builder& b, Value scalar, const Value& like);
 shlo::DType opmath(shlo::DType t);
 
 // (enum name, PyTorch name)
+// clang-format off: macro lists, several entries to a line
 #define OPS_UNARY_LIST(X)                                                                              \
   X(Abs, "abs") X(Acos, "acos") X(Acosh, "acosh") X(Asin, "asin") X(Asinh, "asinh") X(Atan, "atan")    \
   X(Atanh, "atanh") X(BitwiseNot, "bitwise_not") X(Ceil, "ceil") X(Cos, "cos") X(Cosh, "cosh")         \
@@ -71,6 +72,7 @@ enum class Binary {
 #define OPS_ENUM(e, n) e,
   OPS_BINARY_LIST(OPS_ENUM)
 #undef OPS_ENUM
+  // clang-format on
 };
 const char* name(Binary op);
 // Same dtype as the operands, except logical_*: PRED.
@@ -88,8 +90,7 @@ Value leaky_relu_backward(Builder& b, Value grad, Value x, Value slope);
 // x > 0 ? scale * x : alpha * scale * (exp(input_scale * x) - 1)
 Value elu(Builder& b, Value x, Value alpha, Value scale, Value input_scale);
 // x_or_y is the forward input, or its result when is_result.
-Value elu_backward(Builder& b, Value grad, Value x_or_y, Value alpha, Value scale, Value input_scale,
-                   bool is_result);
+Value elu_backward(Builder& b, Value grad, Value x_or_y, Value alpha, Value scale, Value input_scale, bool is_result);
 Value hardtanh_backward(Builder& b, Value grad, Value x, Value lo, Value hi);
 Value softplus(Builder& b, Value x, Value beta, Value threshold);
 Value softplus_backward(Builder& b, Value grad, Value x, Value beta, Value threshold);

@@ -24,8 +24,8 @@ Value group_mask(Builder& b, Value offs, int64_t length) {
 
 // x broadcast to `shape` (dims x_dims), zero where the mask (broadcast with
 // mask_dims) is false.
-Value masked(Builder& b, Value x, const std::vector<int64_t>& x_dims, Value mask,
-             const std::vector<int64_t>& mask_dims, const shlo::Shape& shape) {
+Value masked(Builder& b, Value x, const std::vector<int64_t>& x_dims, Value mask, const std::vector<int64_t>& mask_dims,
+             const shlo::Shape& shape) {
   Value xb = b.broadcast_in_dim(x, shape, x_dims);
   Value mb = b.broadcast_in_dim(mask, shape, mask_dims);
   return b.select(mb, xb, b.constant(x.dtype(), 0, shape));

@@ -37,11 +37,16 @@ Value to_index(Builder& b, Value idx, DType it, int64_t size, bool wrap) {
 std::string body_of(Combine c, DType t) {
   bool pred = t == DType::PRED;
   switch (c) {
-    case Combine::Replace: return "";
-    case Combine::Add: return pred ? "or" : "add";
-    case Combine::Mul: return pred ? "and" : "multiply";
-    case Combine::Max: return pred ? "or" : "maximum";
-    case Combine::Min: return pred ? "and" : "minimum";
+    case Combine::Replace:
+      return "";
+    case Combine::Add:
+      return pred ? "or" : "add";
+    case Combine::Mul:
+      return pred ? "and" : "multiply";
+    case Combine::Max:
+      return pred ? "or" : "maximum";
+    case Combine::Min:
+      return pred ? "and" : "minimum";
   }
   return "";
 }
@@ -53,8 +58,7 @@ Value full_indices(Builder& b, Value idx, int64_t dim) {
   Shape s = idx.shape();
   s.push_back(1);
   std::vector<Value> parts;
-  for (int64_t d = 0; d < n; ++d)
-    parts.push_back(d == dim ? b.reshape(idx, s) : b.iota(Type{idx.dtype(), s}, d));
+  for (int64_t d = 0; d < n; ++d) parts.push_back(d == dim ? b.reshape(idx, s) : b.iota(Type{idx.dtype(), s}, d));
   return b.concatenate(parts, n);
 }
 
@@ -76,8 +80,8 @@ std::vector<int64_t> offset_dims_of(int64_t rank, const std::vector<int64_t>& di
 }
 
 // The [B..., k] coordinate tensor of advanced indexing.
-Value stacked_indices(Builder& b, const Shape& xs, const std::vector<int64_t>& dims,
-                      const std::vector<Value>& idx, const Shape& B) {
+Value stacked_indices(Builder& b, const Shape& xs, const std::vector<int64_t>& dims, const std::vector<Value>& idx,
+                      const Shape& B) {
   DType it = index_type(max_extent(xs));
   Shape s = B;
   s.push_back(1);
@@ -119,9 +123,10 @@ Value scatter_dim(Builder& b, Value x, int64_t dim, Value idx, Value src, Combin
     Value xx = x.rank() == 0 ? b.reshape(x, {1}) : x;
     Value ii = idx.rank() == 0 ? b.reshape(idx, Shape(xx.rank(), 1)) : idx;
     // Only src's first element can be read when the index has one element.
-    Value ss = src.rank() == 0 ? src
-                               : b.reshape(b.slice(src, Shape(src.rank(), 0), Shape(src.rank(), 1), Shape(src.rank(), 1)),
-                                           Shape(xx.rank(), 1));
+    Value ss = src.rank() == 0
+                   ? src
+                   : b.reshape(b.slice(src, Shape(src.rank(), 0), Shape(src.rank(), 1), Shape(src.rank(), 1)),
+                               Shape(xx.rank(), 1));
     return b.reshape(scatter_dim(b, xx, dim, ii, ss, c), x.shape());
   }
   int64_t n = x.rank();
@@ -140,7 +145,7 @@ Value scatter_dim(Builder& b, Value x, int64_t dim, Value idx, Value src, Combin
 Value scatter_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, const std::string& reduce,
                      bool include_self) {
   DType t = x.dtype();
-  Combine c = reduce == "prod" ? Combine::Mul
+  Combine c = reduce == "prod"   ? Combine::Mul
               : reduce == "amax" ? Combine::Max
               : reduce == "amin" ? Combine::Min
                                  : Combine::Add;
@@ -263,8 +268,8 @@ Value embedding_backward(Builder& b, Value grad, Value idx, int64_t num_weights,
     g = b.select(b.broadcast_in_dim(keep, {N, D}, {0}), g, b.constant(acc, 0, {N, D}));
   }
   if (scale_grad_by_freq) {
-    Value counts = index_scatter(b, b.constant(acc, 0, {num_weights}), 0, i, b.constant(acc, 1, {N}), Combine::Add,
-                                 false);
+    Value counts =
+        index_scatter(b, b.constant(acc, 0, {num_weights}), 0, i, b.constant(acc, 1, {N}), Combine::Add, false);
     Value c = index_select(b, counts, 0, i);
     g = b.div(g, b.broadcast_in_dim(c, {N, D}, {0}));
   }
@@ -323,7 +328,7 @@ Value roll(Builder& b, Value x, const std::vector<int64_t>& shifts, const std::v
     if (s == 0) continue;
     Shape lo(x.rank(), 0), hi = x.shape(), st(x.rank(), 1);
     Shape lo2 = lo, hi2 = hi;
-    lo[d] = size - s;           // the tail moves to the front
+    lo[d] = size - s;  // the tail moves to the front
     hi2[d] = size - s;
     x = b.concatenate({b.slice(x, lo, hi, st), b.slice(x, lo2, hi2, st)}, d);
   }

@@ -45,8 +45,7 @@ Value index_add(Builder& b, Value x, int64_t dim, Value idx, Value src, Value al
 
 // Advanced indexing x[idx...]: idx[i] indexes dim dims[i] (dims ascending);
 // the idx values broadcast together to a shape B. Negative indices wrap.
-shlo::Shape advanced_index_shape(const shlo::Shape& x, const std::vector<int64_t>& dims,
-                                 const shlo::Shape& B);
+shlo::Shape advanced_index_shape(const shlo::Shape& x, const std::vector<int64_t>& dims, const shlo::Shape& B);
 Value advanced_index(Builder& b, Value x, const std::vector<int64_t>& dims, const std::vector<Value>& idx,
                      const shlo::Shape& B);
 // x[idx...] = values (or += with accumulate; duplicates then sum). values

@@ -21,10 +21,10 @@ Value contract(Builder& b, Value x, Value y, const std::vector<int64_t>& xb, con
     if (!has(yb, i) && !has(yc, i)) s.push_back(y.shape()[i]);
   std::string dn = "dot_dimension_numbers = #stablehlo.dot<";
   if (!xb.empty())
-    dn += "lhs_batching_dimensions = " + shlo::i64_list(xb) + ", rhs_batching_dimensions = " + shlo::i64_list(yb) +
-          ", ";
-  dn += "lhs_contracting_dimensions = " + shlo::i64_list(xc) +
-        ", rhs_contracting_dimensions = " + shlo::i64_list(yc) + ">";
+    dn +=
+        "lhs_batching_dimensions = " + shlo::i64_list(xb) + ", rhs_batching_dimensions = " + shlo::i64_list(yb) + ", ";
+  dn += "lhs_contracting_dimensions = " + shlo::i64_list(xc) + ", rhs_contracting_dimensions = " + shlo::i64_list(yc) +
+        ">";
   // PyTorch's float32 matmul precision defaults to "highest"; without this
   // a TPU would multiply f32 in a single bf16 pass.
   dn += ", precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]";

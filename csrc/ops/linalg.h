@@ -18,9 +18,8 @@ shlo::DType accumulate_dtype(shlo::DType t);
 // dot_general of two same-dtype operands whose result stays in the
 // accumulation dtype (not rounded back), so callers can fuse an epilogue.
 // Result dims: batch, x free, y free (StableHLO order).
-Value contract(Builder& b, Value x, Value y, const std::vector<int64_t>& x_batch,
-               const std::vector<int64_t>& y_batch, const std::vector<int64_t>& x_contract,
-               const std::vector<int64_t>& y_contract);
+Value contract(Builder& b, Value x, Value y, const std::vector<int64_t>& x_batch, const std::vector<int64_t>& y_batch,
+               const std::vector<int64_t>& x_contract, const std::vector<int64_t>& y_contract);
 
 // [n,k] @ [k,m] -> [n,m]
 Value mm(Builder& b, Value x, Value y);

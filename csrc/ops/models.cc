@@ -49,8 +49,7 @@ Value range_bits(Builder& b, Value x) {
     Value i = b.bitcast_convert(b.convert(v, DType::F32), shlo::Type{DType::S32, {}});
     return b.reshape(b.convert(i, DType::S64), {1});
   };
-  return b.concatenate({b.reshape(b.convert(nan, DType::S64), {1}),
-                        bits(b.reduce(flat, b.highest(dt), {0}, "minimum")),
+  return b.concatenate({b.reshape(b.convert(nan, DType::S64), {1}), bits(b.reduce(flat, b.highest(dt), {0}, "minimum")),
                         bits(b.reduce(flat, b.lowest(dt), {0}, "maximum"))},
                        0);
 }

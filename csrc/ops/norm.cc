@@ -39,9 +39,7 @@ Value spread(Builder& b, Value stat, const Split& sp, const Shape& shape) {
 }
 
 // A parameter of the normalized shape broadcast over x (trailing dims).
-Value param(Builder& b, Value p, DType acc, const Shape& shape) {
-  return b.broadcast_to(convert(b, p, acc), shape);
-}
+Value param(Builder& b, Value p, DType acc, const Shape& shape) { return b.broadcast_to(convert(b, p, acc), shape); }
 
 Value scalar_like(Builder& b, double v, const Value& like) { return b.constant(like.dtype(), v, like.shape()); }
 

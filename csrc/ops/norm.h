@@ -19,8 +19,8 @@ struct LayerNormOut {
   Value out, mean, rstd;
 };
 // weight / bias: shape of the normalized dims, any float dtype.
-LayerNormOut layer_norm(Builder& b, Value x, int64_t axis, std::optional<Value> weight,
-                        std::optional<Value> bias, Value eps, DType stat_dtype);
+LayerNormOut layer_norm(Builder& b, Value x, int64_t axis, std::optional<Value> weight, std::optional<Value> bias,
+                        Value eps, DType stat_dtype);
 
 // Gradients {input, weight, bias}; an entry is empty when not requested
 // (mask false) or when its parameter is absent. dtypes: input's, weight's,

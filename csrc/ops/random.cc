@@ -20,8 +20,7 @@ uint64_t mix64(uint64_t z) {
 }
 
 Value shift_right(Builder& b, Value x, int64_t n) {
-  return b.op1("stablehlo.shift_right_logical", {x, b.constant(x.dtype(), static_cast<double>(n), x.shape())},
-               x.type);
+  return b.op1("stablehlo.shift_right_logical", {x, b.constant(x.dtype(), static_cast<double>(n), x.shape())}, x.type);
 }
 
 // Floats of dtype c on the unit interval from raw bits (U32 or U64): the top
@@ -59,16 +58,15 @@ Value row(Builder& b, Value x, int64_t i, const Shape& shape) {
 // Index of the largest value along `dim` (the first one among equals), S64.
 Value argmax(Builder& b, Value x, int64_t dim) {
   Value idx = b.iota(Type{DType::S64, x.shape()}, dim);
-  return b.reduce_multi({x, idx}, {b.lowest(x.dtype()), b.zero(DType::S64)}, {dim},
-                        [](Builder& b, const std::vector<Value>& a) {
-                          // a: (acc value, acc index, next value, next index)
-                          Value gt = b.compare(Cmp::GT, a[2], a[0]);
-                          Value eq = b.compare(Cmp::EQ, a[2], a[0]);
-                          Value lower = b.compare(Cmp::LT, a[3], a[1]);
-                          Value take = b.op1("stablehlo.or", {gt, b.op1("stablehlo.and", {eq, lower}, eq.type)},
-                                             gt.type);
-                          return std::vector<Value>{b.select(take, a[2], a[0]), b.select(take, a[3], a[1])};
-                        })[1];
+  return b.reduce_multi(
+      {x, idx}, {b.lowest(x.dtype()), b.zero(DType::S64)}, {dim}, [](Builder& b, const std::vector<Value>& a) {
+        // a: (acc value, acc index, next value, next index)
+        Value gt = b.compare(Cmp::GT, a[2], a[0]);
+        Value eq = b.compare(Cmp::EQ, a[2], a[0]);
+        Value lower = b.compare(Cmp::LT, a[3], a[1]);
+        Value take = b.op1("stablehlo.or", {gt, b.op1("stablehlo.and", {eq, lower}, eq.type)}, gt.type);
+        return std::vector<Value>{b.select(take, a[2], a[0]), b.select(take, a[3], a[1])};
+      })[1];
 }
 
 // Rounds f32 values to the precision and range of a half type, so f32
@@ -94,10 +92,14 @@ DType random_compute_dtype(DType out) { return out == DType::F64 ? DType::F64 : 
 
 int random_digits(DType t) {
   switch (t) {
-    case DType::F64: return 53;
-    case DType::F16: return 11;
-    case DType::BF16: return 8;
-    default: return 24;
+    case DType::F64:
+      return 53;
+    case DType::F16:
+      return 11;
+    case DType::BF16:
+      return 8;
+    default:
+      return 24;
   }
 }
 
@@ -176,7 +178,7 @@ Value exponential(Builder& b, Value state, Value lambda, const Type& out) {
   Value r = convert(b, x, out.dtype);
   // Exponential samples are positive; keep underflow (a huge lambda, or
   // f16's narrow range) off zero, as CUDA does.
-  double tiny = out.dtype == DType::F16 ? std::ldexp(1.0, -14)
+  double tiny = out.dtype == DType::F16   ? std::ldexp(1.0, -14)
                 : out.dtype == DType::F64 ? 2.2250738585072014e-308
                                           : 1.1754943508222875e-38;
   Value zero = b.constant(out.dtype, 0, out.shape);
@@ -298,8 +300,7 @@ Value linspace(Builder& b, Value start, Value end, Value step, int64_t steps, DT
     // multiply-add; f64 reproduces it: the product of two f32 values is
     // exact there, and only the sum rounds (twice, which almost never
     // matters).
-    Value v = halves(b, start, end, step, steps, wide,
-                     [&](Value x) { return x; }, /*index_dtype=*/DType::F32);
+    Value v = halves(b, start, end, step, steps, wide, [&](Value x) { return x; }, /*index_dtype=*/DType::F32);
     return b.convert(v, out);
   }
   DType c = random_compute_dtype(out);

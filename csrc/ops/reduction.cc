@@ -105,8 +105,8 @@ Value mean(Builder& b, Value x, const Dims& dims, bool keepdim, DType out) {
   return keepdim ? keep_dims(b, r, in, dims) : r;
 }
 
-std::pair<Value, Value> var_mean(Builder& b, Value x, const Dims& dims, bool keepdim, Value correction,
-                                 bool take_sqrt, DType out) {
+std::pair<Value, Value> var_mean(Builder& b, Value x, const Dims& dims, bool keepdim, Value correction, bool take_sqrt,
+                                 DType out) {
   Shape in = x.shape();
   Value v = to_acc(b, x, out);
   DType acc = v.dtype();
@@ -345,8 +345,8 @@ Dims all_dims(int64_t rank) {
 
 }  // namespace
 
-std::pair<Value, Value> nll_loss(Builder& b, Value self, Value target, std::optional<Value> weight,
-                                 int64_t reduction, Value ignore_index) {
+std::pair<Value, Value> nll_loss(Builder& b, Value self, Value target, std::optional<Value> weight, int64_t reduction,
+                                 Value ignore_index) {
   DType out = self.dtype(), acc = acc_type(out);
   NllLayout l = nll_layout(self);
   NllPick p = nll_pick(b, self, target, weight, ignore_index, acc);

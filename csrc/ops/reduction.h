@@ -34,8 +34,8 @@ Value reduce(Builder& b, Value x, Reduce kind, const Dims& dims, bool keepdim, D
 Value mean(Builder& b, Value x, const Dims& dims, bool keepdim, DType out);
 // Variance with `correction` (0-d, any float dtype) subtracted from the
 // element count; {var or std, mean}. Two-pass (mean first) for accuracy.
-std::pair<Value, Value> var_mean(Builder& b, Value x, const Dims& dims, bool keepdim, Value correction,
-                                 bool take_sqrt, DType out);
+std::pair<Value, Value> var_mean(Builder& b, Value x, const Dims& dims, bool keepdim, Value correction, bool take_sqrt,
+                                 DType out);
 // (values, int64 indices) of the max / min along one dim: NaN wins, and
 // among equal values the FIRST index wins, like PyTorch.
 std::pair<Value, Value> arg_reduce(Builder& b, Value x, int64_t dim, bool keepdim, bool is_max);
@@ -64,8 +64,8 @@ Value softmax_backward(Builder& b, Value grad, Value output, int64_t dim, bool l
 // target int (), (N) or (N, d1, ...); weight (C) or none; ignore_index 0-d
 // int64 operand. Returns {output, total_weight}. Out-of-range targets
 // contribute nothing (they cannot be checked without a host sync).
-std::pair<Value, Value> nll_loss(Builder& b, Value self, Value target, std::optional<Value> weight,
-                                 int64_t reduction, Value ignore_index);
+std::pair<Value, Value> nll_loss(Builder& b, Value self, Value target, std::optional<Value> weight, int64_t reduction,
+                                 Value ignore_index);
 Value nll_loss_backward(Builder& b, Value grad, Value self, Value target, std::optional<Value> weight,
                         int64_t reduction, Value ignore_index, Value total_weight);
 // mse_loss on already broadcast, same-dtype operands.

@@ -133,8 +133,8 @@ Value nonzero_static(Builder& b, Value x, int64_t size, Value fill) {
   Value pos = nonzero_first(b, x);
   pos = size <= N ? b.slice(pos, {0}, {size}, {1}) : b.pad(pos, b.zero(DType::S64), {0}, {size - N}, {0});
   Value coords = unravel(b, pos, x.shape());
-  Value valid = b.compare(shlo::Cmp::LT, b.iota(Type{DType::S64, {size}}, 0),
-                          b.broadcast_in_dim(count_true(b, x), {size}, {}));
+  Value valid =
+      b.compare(shlo::Cmp::LT, b.iota(Type{DType::S64, {size}}, 0), b.broadcast_in_dim(count_true(b, x), {size}, {}));
   return b.select(b.broadcast_in_dim(valid, {size, rank}, {0}), coords,
                   b.broadcast_in_dim(b.convert(fill, DType::S64), {size, rank}, {}));
 }
@@ -158,8 +158,8 @@ Groups groups_of(Builder& b, Value x, bool sorted) {
     g.rows = x;
     g.perm = b.iota(Type{index_type(N), {N}}, 0);
   }
-  Value ne = b.compare(shlo::Cmp::NE, b.slice(g.rows, {1, 0}, {N, M}, {1, 1}),
-                       b.slice(g.rows, {0, 0}, {N - 1, M}, {1, 1}));
+  Value ne =
+      b.compare(shlo::Cmp::NE, b.slice(g.rows, {1, 0}, {N, M}, {1, 1}), b.slice(g.rows, {0, 0}, {N - 1, M}, {1, 1}));
   Value diff = b.reduce(ne, b.constant(DType::PRED, 0), {1}, "or");
   g.is_new = b.concatenate({b.constant(DType::PRED, 1, {1}), diff}, 0);
   return g;
@@ -175,8 +175,7 @@ Value unique_count(Builder& b, Value x, bool sorted) {
 
 std::vector<Value> unique(Builder& b, Value x, int64_t count, bool sorted) {
   int64_t N = x.shape()[0], M = x.shape()[1];
-  if (N == 0)
-    return {b.constant(x.dtype(), 0, {0, M}), b.constant(DType::S64, 0, {0}), b.constant(DType::S64, 0, {0})};
+  if (N == 0) return {b.constant(x.dtype(), 0, {0, M}), b.constant(DType::S64, 0, {0}), b.constant(DType::S64, 0, {0})};
   Groups g = groups_of(b, x, sorted);
   DType it = index_type(N);
   Value group = b.sub(prefix_sum(b, b.convert(g.is_new, it)), b.constant(it, 1, {N}));
@@ -204,8 +203,7 @@ Value repeat_interleave_indices(Builder& b, Value repeats, int64_t total) {
   // Group i ends at prefix[i]; counting the group ends at or before each
   // output position gives the group it belongs to.
   Value ends = prefix_sum(b, b.convert(b.reshape(repeats, {n}), it));
-  Value marks = index_scatter(b, b.constant(it, 0, {total + 1}), 0, ends, b.constant(it, 1, {n}), Combine::Add,
-                              false);
+  Value marks = index_scatter(b, b.constant(it, 0, {total + 1}), 0, ends, b.constant(it, 1, {n}), Combine::Add, false);
   Value idx = prefix_sum(b, b.slice(marks, {0}, {total}, {1}));
   return b.convert(idx, DType::S64);
 }

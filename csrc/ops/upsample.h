@@ -18,7 +18,7 @@ shlo::Value resample_nearest(shlo::Builder& b, shlo::Value x, const std::vector<
 // The gradient of resample_nearest: each input element sums the outputs
 // that read it. in_shape is x's shape; half-precision sums run in f32 and
 // are rounded once, as the CPU kernel does.
-shlo::Value resample_nearest_backward(shlo::Builder& b, shlo::Value grad,
-                                      const std::vector<std::vector<int64_t>>& src, const shlo::Shape& in_shape);
+shlo::Value resample_nearest_backward(shlo::Builder& b, shlo::Value grad, const std::vector<std::vector<int64_t>>& src,
+                                      const shlo::Shape& in_shape);
 
 }  // namespace ops

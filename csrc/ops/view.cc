@@ -15,9 +15,9 @@ namespace {
 // transposes, narrow, select, step slicing, diagonal and expand.
 struct Plan {
   bool ok = false;
-  std::vector<int64_t> dims;   // view dims with size > 1 and stride != 0, by stride desc
-  shlo::Shape parent;          // reshape of the span
-  shlo::Shape corner;          // slice limits inside parent
+  std::vector<int64_t> dims;  // view dims with size > 1 and stride != 0, by stride desc
+  shlo::Shape parent;         // reshape of the span
+  shlo::Shape corner;         // slice limits inside parent
   int64_t span = 1;
 };
 
@@ -27,8 +27,7 @@ Plan plan_of(const StridedView& v) {
     if (v.sizes[i] != 1 && v.strides[i] != 0) p.dims.push_back(static_cast<int64_t>(i));
   for (size_t i = 0; i < v.sizes.size(); ++i)
     if (v.strides[i] < 0) return p;
-  std::stable_sort(p.dims.begin(), p.dims.end(),
-                   [&](int64_t a, int64_t b) { return v.strides[a] > v.strides[b]; });
+  std::stable_sort(p.dims.begin(), p.dims.end(), [&](int64_t a, int64_t b) { return v.strides[a] > v.strides[b]; });
   if (p.dims.empty()) {
     p.ok = true;
     p.parent = {1};
@@ -150,8 +149,7 @@ Value read_view(Builder& b, Value flat, Value offset, const StridedView& v) {
   std::vector<int64_t> by_index(p.dims);
   std::sort(by_index.begin(), by_index.end());
   std::vector<int64_t> perm;
-  for (int64_t d : by_index)
-    perm.push_back(std::find(p.dims.begin(), p.dims.end(), d) - p.dims.begin());
+  for (int64_t d : by_index) perm.push_back(std::find(p.dims.begin(), p.dims.end(), d) - p.dims.begin());
   r = b.transpose(r, perm);
   // Size-1 and stride-0 (expanded) dims come back by broadcasting.
   return b.broadcast_in_dim(r, v.sizes, by_index);

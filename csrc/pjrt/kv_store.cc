@@ -11,8 +11,7 @@ std::optional<std::string> KeyValueStore::try_get(const std::string& key) {
   try {
     return get(key, 0);
   } catch (const Error& e) {
-    if (e.code() == PJRT_Error_Code_DEADLINE_EXCEEDED || e.code() == PJRT_Error_Code_NOT_FOUND)
-      return std::nullopt;
+    if (e.code() == PJRT_Error_Code_DEADLINE_EXCEEDED || e.code() == PJRT_Error_Code_NOT_FOUND) return std::nullopt;
     throw;
   }
 }
@@ -68,7 +67,8 @@ PJRT_Error* kv_try_get(PJRT_KeyValueTryGetCallback_Args* a) {
   PJRT_Error* err = guarded(a->callback_error, "key-value try_get '" + key + "'",
                             [&] { v = static_cast<KeyValueStore*>(a->user_arg)->try_get(key); });
   if (err) return err;
-  if (!v) return to_plugin_error(a->callback_error, PJRT_Error_Code_NOT_FOUND, "key-value try_get '" + key + "': not set");
+  if (!v)
+    return to_plugin_error(a->callback_error, PJRT_Error_Code_NOT_FOUND, "key-value try_get '" + key + "': not set");
   a->value = copy_out(*v);
   a->value_size = v->size();
   a->value_deleter_callback = delete_key_value;
@@ -77,9 +77,8 @@ PJRT_Error* kv_try_get(PJRT_KeyValueTryGetCallback_Args* a) {
 
 PJRT_Error* kv_put(PJRT_KeyValuePutCallback_Args* a) {
   std::string key(a->key, a->key_size);
-  return guarded(a->callback_error, "key-value put '" + key + "'", [&] {
-    static_cast<KeyValueStore*>(a->user_arg)->put(key, std::string(a->value, a->value_size));
-  });
+  return guarded(a->callback_error, "key-value put '" + key + "'",
+                 [&] { static_cast<KeyValueStore*>(a->user_arg)->put(key, std::string(a->value, a->value_size)); });
 }
 
 }  // namespace

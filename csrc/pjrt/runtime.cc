@@ -36,10 +36,14 @@ std::string error_text(const PJRT_Api* api, PJRT_Error* err, PJRT_Error_Code* co
 
 std::string named_value_text(const PJRT_NamedValue& v) {
   switch (v.type) {
-    case PJRT_NamedValue_kString: return std::string(v.string_value, v.value_size);
-    case PJRT_NamedValue_kInt64: return std::to_string(v.int64_value);
-    case PJRT_NamedValue_kFloat: return std::to_string(v.float_value);
-    case PJRT_NamedValue_kBool: return v.bool_value ? "true" : "false";
+    case PJRT_NamedValue_kString:
+      return std::string(v.string_value, v.value_size);
+    case PJRT_NamedValue_kInt64:
+      return std::to_string(v.int64_value);
+    case PJRT_NamedValue_kFloat:
+      return std::to_string(v.float_value);
+    case PJRT_NamedValue_kBool:
+      return v.bool_value ? "true" : "false";
     case PJRT_NamedValue_kInt64List: {
       std::string s;
       for (size_t i = 0; i < v.value_size; ++i) s += (i ? "." : "") + std::to_string(v.int64_array_value[i]);
@@ -66,13 +70,13 @@ Api::Api(const std::string& path) : path_(path) {
   if (!api_) throw Error("PJRT plugin '" + path + "' returned no API table");
   if (api_->pjrt_api_version.major_version != PJRT_API_MAJOR)
     throw Error("PJRT plugin '" + path + "' has API version " + std::to_string(major()) + "." +
-                std::to_string(minor()) + " but torch_pjrt was built for " +
-                std::to_string(PJRT_API_MAJOR) + "." + std::to_string(PJRT_API_MINOR));
+                std::to_string(minor()) + " but torch_pjrt was built for " + std::to_string(PJRT_API_MAJOR) + "." +
+                std::to_string(PJRT_API_MINOR));
   // Older minors have a shorter table; we only call functions every 0.x
   // plugin we support has, and the struct size tells us the table is sane.
   if (api_->struct_size < offsetof(PJRT_Api, PJRT_Executable_DeserializeAndLoad) + sizeof(void*))
-    throw Error("PJRT plugin '" + path + "' API table is too old (struct_size " +
-                std::to_string(api_->struct_size) + ")");
+    throw Error("PJRT plugin '" + path + "' API table is too old (struct_size " + std::to_string(api_->struct_size) +
+                ")");
   auto init = PJRT_ARGS(PJRT_Plugin_Initialize_Args);
   check(api_->PJRT_Plugin_Initialize(&init), "initializing PJRT plugin " + path);
   auto attrs = PJRT_ARGS(PJRT_Plugin_Attributes_Args);
@@ -227,8 +231,8 @@ Executable::Executable(const Api* api, PJRT_LoadedExecutable* e) : api_(api), ex
   auto od = PJRT_ARGS(PJRT_Executable_OutputDimensions_Args);
   od.executable = unloaded_;
   out_bytes_.assign(num_outputs_, 0);
-  if (!api_->raw()->PJRT_Executable_OutputElementTypes(&et) &&
-      !api_->raw()->PJRT_Executable_OutputDimensions(&od) && et.num_output_types == num_outputs_) {
+  if (!api_->raw()->PJRT_Executable_OutputElementTypes(&et) && !api_->raw()->PJRT_Executable_OutputDimensions(&od) &&
+      et.num_output_types == num_outputs_) {
     size_t k = 0;
     for (size_t i = 0; i < num_outputs_; ++i) {
       int64_t n = static_cast<int64_t>(element_size(et.output_types[i]));
@@ -250,8 +254,8 @@ Executable::~Executable() {
 }
 
 std::vector<BufferPtr> Executable::execute(const std::vector<PJRT_Buffer*>& in,
-                                           const std::vector<int64_t>& non_donatable,
-                                           bool, std::unique_ptr<Event>* done) const {
+                                           const std::vector<int64_t>& non_donatable, bool,
+                                           std::unique_ptr<Event>* done) const {
   auto opts = PJRT_ARGS(PJRT_ExecuteOptions);
   opts.non_donatable_input_indices = non_donatable.data();
   opts.num_non_donatable_input_indices = non_donatable.size();
@@ -332,11 +336,11 @@ Client::Client(std::shared_ptr<Api> api, const ClientOptions& opts) : api_(std::
     error_text(raw, err, &code);
     // The multi-process options stay: without them the plugin would make a
     // single-host client, and every collective would silently see one node.
-    api_->check(create(client_create_options(opts, /*cpu_device_count=*/false), &c),
-                "creating the PJRT client of " + api_->path() +
-                    (opts.multi_process() ? " as node " + std::to_string(opts.node_id) + " of " +
-                                                std::to_string(opts.num_nodes)
-                                          : ""));
+    api_->check(
+        create(client_create_options(opts, /*cpu_device_count=*/false), &c),
+        "creating the PJRT client of " + api_->path() +
+            (opts.multi_process() ? " as node " + std::to_string(opts.node_id) + " of " + std::to_string(opts.num_nodes)
+                                  : ""));
   }
   client_ = c.client;
 
@@ -362,8 +366,8 @@ Client::~Client() {
   api_->raw()->PJRT_Client_Destroy(&d);
 }
 
-BufferPtr Client::from_host(const void* data, PJRT_Buffer_Type type,
-                            const std::vector<int64_t>& dims, int device) const {
+BufferPtr Client::from_host(const void* data, PJRT_Buffer_Type type, const std::vector<int64_t>& dims,
+                            int device) const {
   auto a = PJRT_ARGS(PJRT_Client_BufferFromHostBuffer_Args);
   a.client = client_;
   a.data = data;
@@ -423,14 +427,28 @@ MemoryStats Client::memory_stats(int device) const {
 
 size_t element_size(PJRT_Buffer_Type t) {
   switch (t) {
-    case PJRT_Buffer_Type_PRED: case PJRT_Buffer_Type_S8: case PJRT_Buffer_Type_U8: return 1;
-    case PJRT_Buffer_Type_S16: case PJRT_Buffer_Type_U16: case PJRT_Buffer_Type_F16:
-    case PJRT_Buffer_Type_BF16: return 2;
-    case PJRT_Buffer_Type_S32: case PJRT_Buffer_Type_U32: case PJRT_Buffer_Type_F32: return 4;
-    case PJRT_Buffer_Type_S64: case PJRT_Buffer_Type_U64: case PJRT_Buffer_Type_F64:
-    case PJRT_Buffer_Type_C64: return 8;
-    case PJRT_Buffer_Type_C128: return 16;
-    default: return 0;
+    case PJRT_Buffer_Type_PRED:
+    case PJRT_Buffer_Type_S8:
+    case PJRT_Buffer_Type_U8:
+      return 1;
+    case PJRT_Buffer_Type_S16:
+    case PJRT_Buffer_Type_U16:
+    case PJRT_Buffer_Type_F16:
+    case PJRT_Buffer_Type_BF16:
+      return 2;
+    case PJRT_Buffer_Type_S32:
+    case PJRT_Buffer_Type_U32:
+    case PJRT_Buffer_Type_F32:
+      return 4;
+    case PJRT_Buffer_Type_S64:
+    case PJRT_Buffer_Type_U64:
+    case PJRT_Buffer_Type_F64:
+    case PJRT_Buffer_Type_C64:
+      return 8;
+    case PJRT_Buffer_Type_C128:
+      return 16;
+    default:
+      return 0;
   }
 }
 

@@ -87,8 +87,7 @@ class Executable {
   // Inputs listed in `donate` may be consumed by the program.
   // done (if given) receives an event that fires when the program finishes,
   // even if every output has been dropped by then.
-  std::vector<BufferPtr> execute(const std::vector<PJRT_Buffer*>& args,
-                                 const std::vector<int64_t>& non_donatable = {},
+  std::vector<BufferPtr> execute(const std::vector<PJRT_Buffer*>& args, const std::vector<int64_t>& non_donatable = {},
                                  bool all_donatable = false, std::unique_ptr<Event>* done = nullptr) const;
   // Platform-specific bytes that deserialize() turns back into this program.
   std::string serialize() const;
@@ -160,8 +159,7 @@ class Client {
 
   // Uploads a dense row-major host array; the host memory may be reused as
   // soon as this returns.
-  BufferPtr from_host(const void* data, PJRT_Buffer_Type type,
-                      const std::vector<int64_t>& dims, int device = 0) const;
+  BufferPtr from_host(const void* data, PJRT_Buffer_Type type, const std::vector<int64_t>& dims, int device = 0) const;
   // Compiles StableHLO (MLIR text or bytecode) for one device.
   ExecutablePtr compile(const std::string& mlir) const;
   ExecutablePtr deserialize(const std::string& bytes) const;

@@ -11,46 +11,70 @@ namespace shlo {
 
 const char* dtype_name(DType t) {
   switch (t) {
-    case DType::PRED: return "i1";
-    case DType::S8: return "i8";
-    case DType::S16: return "i16";
-    case DType::S32: return "i32";
-    case DType::S64: return "i64";
-    case DType::U8: return "ui8";
-    case DType::U16: return "ui16";
-    case DType::U32: return "ui32";
-    case DType::U64: return "ui64";
-    case DType::F16: return "f16";
-    case DType::BF16: return "bf16";
-    case DType::F32: return "f32";
-    case DType::F64: return "f64";
-    case DType::C64: return "complex<f32>";
-    case DType::C128: return "complex<f64>";
+    case DType::PRED:
+      return "i1";
+    case DType::S8:
+      return "i8";
+    case DType::S16:
+      return "i16";
+    case DType::S32:
+      return "i32";
+    case DType::S64:
+      return "i64";
+    case DType::U8:
+      return "ui8";
+    case DType::U16:
+      return "ui16";
+    case DType::U32:
+      return "ui32";
+    case DType::U64:
+      return "ui64";
+    case DType::F16:
+      return "f16";
+    case DType::BF16:
+      return "bf16";
+    case DType::F32:
+      return "f32";
+    case DType::F64:
+      return "f64";
+    case DType::C64:
+      return "complex<f32>";
+    case DType::C128:
+      return "complex<f64>";
   }
   return "?";
 }
 
 size_t dtype_size(DType t) {
   switch (t) {
-    case DType::PRED: case DType::S8: case DType::U8: return 1;
-    case DType::S16: case DType::U16: case DType::F16: case DType::BF16: return 2;
-    case DType::S32: case DType::U32: case DType::F32: return 4;
-    case DType::S64: case DType::U64: case DType::F64: case DType::C64: return 8;
-    case DType::C128: return 16;
+    case DType::PRED:
+    case DType::S8:
+    case DType::U8:
+      return 1;
+    case DType::S16:
+    case DType::U16:
+    case DType::F16:
+    case DType::BF16:
+      return 2;
+    case DType::S32:
+    case DType::U32:
+    case DType::F32:
+      return 4;
+    case DType::S64:
+    case DType::U64:
+    case DType::F64:
+    case DType::C64:
+      return 8;
+    case DType::C128:
+      return 16;
   }
   return 0;
 }
 
-bool is_float(DType t) {
-  return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64;
-}
+bool is_float(DType t) { return t == DType::F16 || t == DType::BF16 || t == DType::F32 || t == DType::F64; }
 bool is_complex(DType t) { return t == DType::C64 || t == DType::C128; }
-bool is_signed_int(DType t) {
-  return t == DType::S8 || t == DType::S16 || t == DType::S32 || t == DType::S64;
-}
-bool is_unsigned_int(DType t) {
-  return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64;
-}
+bool is_signed_int(DType t) { return t == DType::S8 || t == DType::S16 || t == DType::S32 || t == DType::S64; }
+bool is_unsigned_int(DType t) { return t == DType::U8 || t == DType::U16 || t == DType::U32 || t == DType::U64; }
 
 int64_t numel(const Shape& s) {
   int64_t n = 1;
@@ -132,16 +156,21 @@ uint16_t f16_bits(float f) {
 
 std::string literal(DType t, double v) {
   switch (t) {
-    case DType::PRED: return v != 0 ? "true" : "false";
-    case DType::F32: return hex(f32_bits(static_cast<float>(v)), 8);
-    case DType::BF16: return hex(bf16_bits(static_cast<float>(v)), 4);
-    case DType::F16: return hex(f16_bits(static_cast<float>(v)), 4);
+    case DType::PRED:
+      return v != 0 ? "true" : "false";
+    case DType::F32:
+      return hex(f32_bits(static_cast<float>(v)), 8);
+    case DType::BF16:
+      return hex(bf16_bits(static_cast<float>(v)), 4);
+    case DType::F16:
+      return hex(f16_bits(static_cast<float>(v)), 4);
     case DType::F64: {
       uint64_t b;
       std::memcpy(&b, &v, 8);
       return hex(b, 16);
     }
-    case DType::C64: case DType::C128: {
+    case DType::C64:
+    case DType::C128: {
       // Both parts must be float literals: "(1.0e+00, 0.0e+00)".
       char buf[64];
       std::snprintf(buf, sizeof(buf), "(%.17e, 0.0e+00)", v);
@@ -270,12 +299,14 @@ Value Builder::highest(DType t) {
 
 Value Builder::compare(Cmp dir, Value a, Value b) {
   static const char* names[] = {"EQ", "NE", "LT", "LE", "GT", "GE"};
-  std::string attrs = std::string("comparison_direction = #stablehlo<comparison_direction ") +
-                      names[static_cast<int>(dir)] + ">";
-  if (is_float(a.dtype())) attrs += ", compare_type = #stablehlo<comparison_type FLOAT>";
+  std::string attrs =
+      std::string("comparison_direction = #stablehlo<comparison_direction ") + names[static_cast<int>(dir)] + ">";
+  if (is_float(a.dtype()))
+    attrs += ", compare_type = #stablehlo<comparison_type FLOAT>";
   else if (is_unsigned_int(a.dtype()) || a.dtype() == DType::PRED)
     attrs += ", compare_type = #stablehlo<comparison_type UNSIGNED>";
-  else if (is_signed_int(a.dtype())) attrs += ", compare_type = #stablehlo<comparison_type SIGNED>";
+  else if (is_signed_int(a.dtype()))
+    attrs += ", compare_type = #stablehlo<comparison_type SIGNED>";
   return op1("stablehlo.compare", {a, b}, Type{DType::PRED, a.shape()}, attrs);
 }
 
@@ -288,9 +319,7 @@ Value Builder::convert(Value x, DType to) {
   return op1("stablehlo.convert", {x}, Type{to, x.shape()});
 }
 
-Value Builder::bitcast_convert(Value x, const Type& to) {
-  return op1("stablehlo.bitcast_convert", {x}, to);
-}
+Value Builder::bitcast_convert(Value x, const Type& to) { return op1("stablehlo.bitcast_convert", {x}, to); }
 
 // ------------------------------------------------------------ shape
 
@@ -300,8 +329,7 @@ Value Builder::reshape(Value x, const Shape& shape) {
 }
 
 Value Builder::broadcast_in_dim(Value x, const Shape& shape, const std::vector<int64_t>& dims) {
-  return op1("stablehlo.broadcast_in_dim", {x}, Type{x.dtype(), shape},
-             "broadcast_dimensions = " + i64_array(dims));
+  return op1("stablehlo.broadcast_in_dim", {x}, Type{x.dtype(), shape}, "broadcast_dimensions = " + i64_array(dims));
 }
 
 Value Builder::broadcast_to(Value x, const Shape& shape) {
@@ -367,8 +395,7 @@ Value Builder::concatenate(const std::vector<Value>& xs, int64_t dim) {
   Shape s = xs[0].shape();
   s[dim] = 0;
   for (const Value& x : xs) s[dim] += x.shape()[dim];
-  return op1("stablehlo.concatenate", xs, Type{xs[0].dtype(), s},
-             "dimension = " + std::to_string(dim) + " : i64");
+  return op1("stablehlo.concatenate", xs, Type{xs[0].dtype(), s}, "dimension = " + std::to_string(dim) + " : i64");
 }
 
 Value Builder::iota(const Type& t, int64_t dim) {
@@ -411,7 +438,8 @@ Value Builder::reduce(Value x, Value init, const std::vector<int64_t>& dims, con
 Value Builder::dot_general(Value a, Value b, const std::vector<int64_t>& lb, const std::vector<int64_t>& rb,
                            const std::vector<int64_t>& lc, const std::vector<int64_t>& rc, DType out_t) {
   auto contains = [](const std::vector<int64_t>& v, int64_t x) {
-    for (int64_t y : v) if (y == x) return true;
+    for (int64_t y : v)
+      if (y == x) return true;
     return false;
   };
   Shape s;
@@ -448,9 +476,8 @@ Value Builder::gather(Value x, Value indices, const std::vector<int64_t>& offset
 }
 
 Value Builder::scatter(Value x, Value indices, Value updates, const std::vector<int64_t>& uwd,
-                       const std::vector<int64_t>& iwd, const std::vector<int64_t>& sdod,
-                       int64_t index_vector_dim, const std::string& body_op,
-                       const std::vector<int64_t>& ibd, const std::vector<int64_t>& sibd) {
+                       const std::vector<int64_t>& iwd, const std::vector<int64_t>& sdod, int64_t index_vector_dim,
+                       const std::string& body_op, const std::vector<int64_t>& ibd, const std::vector<int64_t>& sibd) {
   std::string dn = "scatter_dimension_numbers = #stablehlo.scatter<update_window_dims = " + i64_list(uwd) +
                    ", inserted_window_dims = " + i64_list(iwd);
   if (!ibd.empty())
@@ -478,8 +505,8 @@ std::vector<Value> Builder::sort(const std::vector<Value>& xs, int64_t dim, cons
 }
 
 std::pair<Value, Value> Builder::rng_bit_generator(Value state, const Type& t) {
-  auto r = op("stablehlo.rng_bit_generator", {state}, {state.type, t},
-              "rng_algorithm = #stablehlo<rng_algorithm DEFAULT>");
+  auto r =
+      op("stablehlo.rng_bit_generator", {state}, {state.type, t}, "rng_algorithm = #stablehlo<rng_algorithm DEFAULT>");
   return {r[0], r[1]};
 }
 

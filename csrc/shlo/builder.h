@@ -54,13 +54,11 @@ class Builder {
   // Finishes the function with these results and returns the module text.
   // aliases: (param, result) pairs whose result may reuse the param's device
   // buffer (the caller donates that param when it runs the program).
-  std::string finish(const std::vector<Value>& results,
-                     const std::vector<std::pair<int, int>>& aliases = {});
+  std::string finish(const std::vector<Value>& results, const std::vector<std::pair<int, int>>& aliases = {});
 
   // Generic op: "name"(operands) ({regions}) {attrs} : (in types) -> (out types)
-  std::vector<Value> op(const std::string& name, const std::vector<Value>& operands,
-                        const std::vector<Type>& results, const std::string& attrs = "",
-                        const std::vector<std::string>& regions = {});
+  std::vector<Value> op(const std::string& name, const std::vector<Value>& operands, const std::vector<Type>& results,
+                        const std::string& attrs = "", const std::vector<std::string>& regions = {});
   Value op1(const std::string& name, const std::vector<Value>& operands, const Type& result,
             const std::string& attrs = "") {
     return op(name, operands, {result}, attrs)[0];
@@ -78,9 +76,7 @@ class Builder {
 
   // ---- elementwise (same shapes; callers broadcast first)
   Value unary(const char* name, Value x) { return op1(std::string("stablehlo.") + name, {x}, x.type); }
-  Value binary(const char* name, Value a, Value b) {
-    return op1(std::string("stablehlo.") + name, {a, b}, a.type);
-  }
+  Value binary(const char* name, Value a, Value b) { return op1(std::string("stablehlo.") + name, {a, b}, a.type); }
   Value add(Value a, Value b) { return binary("add", a, b); }
   Value sub(Value a, Value b) { return binary("subtract", a, b); }
   Value mul(Value a, Value b) { return binary("multiply", a, b); }
@@ -112,23 +108,20 @@ class Builder {
   Value reduce(Value x, Value init, const std::vector<int64_t>& dims, const char* body_op);
   std::vector<Value> reduce_multi(const std::vector<Value>& xs, const std::vector<Value>& inits,
                                   const std::vector<int64_t>& dims, const RegionFn& body);
-  Value dot_general(Value a, Value b, const std::vector<int64_t>& lhs_batch,
-                    const std::vector<int64_t>& rhs_batch, const std::vector<int64_t>& lhs_contract,
-                    const std::vector<int64_t>& rhs_contract, DType out);
+  Value dot_general(Value a, Value b, const std::vector<int64_t>& lhs_batch, const std::vector<int64_t>& rhs_batch,
+                    const std::vector<int64_t>& lhs_contract, const std::vector<int64_t>& rhs_contract, DType out);
 
   // ---- data movement
   Value gather(Value x, Value indices, const std::vector<int64_t>& offset_dims,
-               const std::vector<int64_t>& collapsed_slice_dims,
-               const std::vector<int64_t>& start_index_map, int64_t index_vector_dim,
-               const Shape& slice_sizes, const Shape& out_shape,
+               const std::vector<int64_t>& collapsed_slice_dims, const std::vector<int64_t>& start_index_map,
+               int64_t index_vector_dim, const Shape& slice_sizes, const Shape& out_shape,
                const std::vector<int64_t>& operand_batching_dims = {},
                const std::vector<int64_t>& start_indices_batching_dims = {});
   // body_op empty: replace; otherwise combine with "add", "maximum"...
   Value scatter(Value x, Value indices, Value updates, const std::vector<int64_t>& update_window_dims,
                 const std::vector<int64_t>& inserted_window_dims,
                 const std::vector<int64_t>& scatter_dims_to_operand_dims, int64_t index_vector_dim,
-                const std::string& body_op,
-                const std::vector<int64_t>& input_batching_dims = {},
+                const std::string& body_op, const std::vector<int64_t>& input_batching_dims = {},
                 const std::vector<int64_t>& scatter_indices_batching_dims = {});
   // Stable sort of xs along dim, ordered by a comparator on the block args
   // (2 per operand: lhs_i, rhs_i).

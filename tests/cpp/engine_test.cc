@@ -116,10 +116,10 @@ TEST(Engine, ACachedDonationVariantServesACallThatDonatesDifferently) {
   // alone. A later call keeping both runs that program on a copy.
   auto pair_probe = [&](bool keep_second) {
     engine::Ref a = engine::from_host(in.data(), type), b = engine::from_host(in.data(), type);
-    engine::Ref y = engine::record1("donation_probe_c", {a, b}, type,
-                                    [](shlo::Builder& bl, const std::vector<shlo::Value>& v) {
-                                      return std::vector<shlo::Value>{bl.add(v[0], v[1])};
-                                    });
+    engine::Ref y =
+        engine::record1("donation_probe_c", {a, b}, type, [](shlo::Builder& bl, const std::vector<shlo::Value>& v) {
+          return std::vector<shlo::Value>{bl.add(v[0], v[1])};
+        });
     engine::Ref kept = keep_second ? b : engine::Ref{};
     b = engine::Ref{};
     auto before = engine::Runtime::get().cache_stats();

@@ -44,7 +44,7 @@ TEST(OpsIndexing, GatherAndScatterAlongDim) {
   Builder b;
   Value x = b.param(Type{DType::F32, {2, 3}});
   Value i = b.param(Type{DType::S64, {2, 2}});
-  Value g = ops::gather_dim(b, x, 1, i);                                        // [[x02, x00], [x11, x11]]
+  Value g = ops::gather_dim(b, x, 1, i);  // [[x02, x00], [x11, x11]]
   Value s = ops::scatter_dim(b, b.constant(DType::F32, 0, {2, 3}), 1, i, x, ops::Combine::Add);
   Value r = b.concatenate({b.reshape(g, {4}), b.reshape(s, {6})}, 0);
   auto out = run(b.finish({r}), {1, 2, 3, 4, 5, 6}, {2, 3}, {2, 0, 1, 1}, {2, 2}, DType::F32, 10);
@@ -89,7 +89,7 @@ TEST(OpsSort, MedianTopkAndPrefixSum) {
   Builder b;
   Value x = b.param(Type{DType::F32, {2, 4}});
   b.param(Type{DType::S64, {1}});
-  auto [mv, mi] = ops::median(b, x, 1, false);   // lower median per row
+  auto [mv, mi] = ops::median(b, x, 1, false);  // lower median per row
   auto [tv, ti] = ops::topk(b, x, 2, 1, true);
   Value ps = ops::prefix_sum(b, b.reshape(x, {8}));
   Value r = b.concatenate({b.reshape(mv, {2}), b.reshape(tv, {4}), ps}, 0);

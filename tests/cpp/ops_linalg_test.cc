@@ -48,7 +48,7 @@ TEST(OpsLinalg, Bf16ProductsAccumulateInF32) {
   Value r = b.reshape(b.convert(ops::mm(b, x, y), DType::F32), {1});
   // 256 * (1 + 2^-7) = 258: exact in bf16, but a bf16 running sum stalls at 256.
   auto out = run_f32(b.finish({r}), {std::vector<float>(256, 1), std::vector<float>(256, 1 + 1 / 128.f)},
-                 {{1, 256}, {256, 1}}, {1});
+                     {{1, 256}, {256, 1}}, {1});
   EXPECT_EQ(out[0][0], 258.f);
 }
 
@@ -61,7 +61,7 @@ TEST(OpsLinalg, AttentionCausalGqa) {
   Value scale = b.param(Type{DType::F32, {}});
   auto r = ops::attention_forward(b, q, k, v, std::nullopt, scale, ops::AttentionSpec{true});
   auto out = run_f32(b.finish({b.reshape(r[0], {4}), b.reshape(r[1], {4})}), {{0, 1, 2, 0}, {0, 1}, {10, 20}, {1}},
-                 {{2, 2, 1}, {1, 2, 1}, {1, 2, 1}, {}}, {4, 4});
+                     {{2, 2, 1}, {1, 2, 1}, {1, 2, 1}, {}}, {4, 4});
   // Row 0 sees key 0 only; row 1 of head 0: scores (0, 1); of head 1: (0, 0).
   float p = 1 / (1 + std::exp(-1.f));
   EXPECT_FLOAT_EQ(out[0][0], 10);
@@ -93,7 +93,7 @@ TEST(OpsLinalg, AttentionBackwardMatchesFiniteDifferences) {
   auto grads =
       ops::attention_backward(b, pg, pq, pk, pv, pm, fwd[1], sc, ops::AttentionSpec{}, {true, false, false, true});
   auto out = run_f32(b.finish({b.reshape(grads[0], {6}), b.reshape(grads[1], {3})}), {q, k, v, mask, g, {0.8f}},
-                 {qs, ks, ks, ms, qs, {}}, {6, 3});
+                     {qs, ks, ks, ms, qs, {}}, {6, 3});
   const float h = 1e-2f;
   for (size_t i = 0; i < q.size(); ++i) {
     auto up = q, down = q;

@@ -214,8 +214,14 @@ TEST(PjrtKeyValue, AClientRejectsANodeOutsideItsJob) {
 TEST(PjrtKeyValue, ASingleNodeJobFormsAClientWithItsStore) {
   struct Counting : MemoryStore {
     std::atomic<int> calls{0};
-    std::string get(const std::string& k, int64_t t) override { ++calls; return MemoryStore::get(k, t); }
-    void put(const std::string& k, const std::string& v) override { ++calls; MemoryStore::put(k, v); }
+    std::string get(const std::string& k, int64_t t) override {
+      ++calls;
+      return MemoryStore::get(k, t);
+    }
+    void put(const std::string& k, const std::string& v) override {
+      ++calls;
+      MemoryStore::put(k, v);
+    }
   };
   auto store = std::make_shared<Counting>();
   pjrt::ClientOptions o;

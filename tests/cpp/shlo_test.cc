@@ -30,9 +30,9 @@ TEST(Shlo, ElementwiseAndBroadcast) {
 TEST(Shlo, ReduceTransposeDot) {
   Builder b;
   Value x = b.param(Type{DType::F32, {2, 3}});
-  Value s = b.reduce(x, b.zero(DType::F32), {1}, "add");                  // [2]
-  Value t = b.transpose(x, {1, 0});                                      // [3,2]
-  Value d = b.dot_general(x, t, {}, {}, {1}, {0}, DType::F32);            // [2,2]
+  Value s = b.reduce(x, b.zero(DType::F32), {1}, "add");        // [2]
+  Value t = b.transpose(x, {1, 0});                             // [3,2]
+  Value d = b.dot_general(x, t, {}, {}, {1}, {0}, DType::F32);  // [2,2]
   Value r = b.add(b.reshape(d, {4}), b.concatenate({s, s}, 0));
   auto out = run_f32(b.finish({r}), {{1, 2, 3, 4, 5, 6}}, {{2, 3}}, 4);
   EXPECT_EQ(out, (std::vector<float>{14 + 6, 32 + 15, 32 + 6, 77 + 15}));

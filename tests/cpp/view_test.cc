@@ -1,10 +1,11 @@
 // Views as math: random strided reads and writes over a flat storage agree
 // with direct element indexing.
+#include "ops/view.h"
+
 #include <gtest/gtest.h>
 
 #include <random>
 
-#include "ops/view.h"
 #include "test_env.h"
 
 namespace {
