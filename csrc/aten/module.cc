@@ -1,10 +1,10 @@
 // The Python extension module torch_pjrt._C: runtime configuration and
 // introspection. Device registration happens in static initializers of
 // device.cc and registry.cc when this module is loaded.
+#include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/Generator.h>
-#include <ATen/detail/PrivateUse1HooksInterface.h>
 
 #include "aten/compiled.h"
 #include "aten/device.h"
@@ -14,6 +14,7 @@
 #include "aten/tensor.h"
 #include "engine/env.h"
 #include "engine/graph.h"
+#include "engine/launch_floor.h"
 #include "engine/mode.h"
 #include "engine/runtime.h"
 
@@ -43,17 +44,26 @@ py::dict runtime_info() {
 
 PYBIND11_MODULE(_C, m) {
   m.doc() = "torch_pjrt native core";
-  m.def("_configure", [](const std::string& path, const std::string& name, const std::string& hint,
-                         int64_t cpu_devices) {
-    engine::Config c;
-    c.plugin_path = path;
-    c.plugin_name = name;
-    c.missing_hint = hint;
-    c.cpu_device_count = cpu_devices;
-    engine::Runtime::configure(c);
-  });
+  m.def("_configure",
+        [](const std::string& path, const std::string& name, const std::string& hint, int64_t cpu_devices) {
+          engine::Config c;
+          c.plugin_path = path;
+          c.plugin_name = name;
+          c.missing_hint = hint;
+          c.cpu_device_count = cpu_devices;
+          engine::Runtime::configure(c);
+        });
   m.def("_runtime_info", &runtime_info);
   m.def("_initialized", &engine::Runtime::initialized);
+  m.def("_launch_floor", [](int64_t elements, int iters) {
+    TORCH_CHECK(elements > 0 && iters > 0, "_launch_floor: elements and iters must be positive");
+    engine::LaunchFloor f =
+        tpu::guarded("measuring the launch floor", [&] { return engine::launch_floor(elements, iters); });
+    py::dict d;
+    d["launch_us"] = f.launch_us;
+    d["launch_event_us"] = f.launch_event_us;
+    return d;
+  });
   m.def("_environment", [] {
     py::list vars;
     for (const auto& v : engine::env::all()) vars.append(py::make_tuple(v.name, v.fallback, v.doc));
@@ -61,14 +71,16 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_init_distributed", [](py::module_ self) { tpu::init_distributed(self); });
   m.def("_cache_stats", [] {
-    if (!engine::Runtime::initialized()) return py::dict(py::arg("hits") = 0, py::arg("disk_hits") = 0, py::arg("misses") = 0,
-                                                        py::arg("compile_seconds") = 0.0, py::arg("entries") = 0,
-                                                        py::arg("evictions") = 0, py::arg("corrupt_entries") = 0, py::arg("dir") = std::string());
+    if (!engine::Runtime::initialized())
+      return py::dict(py::arg("hits") = 0, py::arg("disk_hits") = 0, py::arg("misses") = 0,
+                      py::arg("compile_seconds") = 0.0, py::arg("entries") = 0, py::arg("evictions") = 0,
+                      py::arg("corrupt_entries") = 0, py::arg("dir") = std::string());
     auto& rt = engine::Runtime::get();
     auto s = rt.cache_stats();
     return py::dict(py::arg("hits") = s.hits, py::arg("disk_hits") = s.disk_hits, py::arg("misses") = s.misses,
                     py::arg("compile_seconds") = s.compile_seconds, py::arg("entries") = s.entries,
-                    py::arg("evictions") = s.evictions, py::arg("corrupt_entries") = s.corrupt_entries, py::arg("dir") = rt.cache_dir());
+                    py::arg("evictions") = s.evictions, py::arg("corrupt_entries") = s.corrupt_entries,
+                    py::arg("dir") = rt.cache_dir());
   });
   m.def("_reset_cache_stats", [] {
     if (engine::Runtime::initialized()) engine::Runtime::get().reset_cache_stats();
@@ -86,6 +98,7 @@ PYBIND11_MODULE(_C, m) {
   m.def("_max_memory_allocated", [] { return pjrt::peak_bytes(); });
   m.def("_donated_buffers", [] { return engine::donated_buffers(); });
   m.def("_reset_peak_memory_stats", [] { pjrt::reset_peak_bytes(); });
+  m.def("_mem_get_info", [](int device) { return tpu::memory_info(static_cast<c10::DeviceIndex>(device)); });
   // What the plugin itself reports for a device (-1: not reported).
   m.def("_device_memory_stats", [](int device) {
     auto& c = tpu::guarded("starting the PJRT runtime", [] { return &engine::Runtime::get(); })->client();
@@ -106,8 +119,10 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_eager_mode", [](const std::string& name) { engine::set_mode(engine::parse_mode(name)); });
   m.def("_eager_mode", [] { return std::string(engine::mode_name(engine::mode())); });
   m.def("_set_thread_eager_mode", [](const std::string& name) {
-    if (name.empty()) engine::set_thread_mode(false, engine::Mode::Strict);
-    else engine::set_thread_mode(true, engine::parse_mode(name));
+    if (name.empty())
+      engine::set_thread_mode(false, engine::Mode::Strict);
+    else
+      engine::set_thread_mode(true, engine::parse_mode(name));
   });
   m.def("_thread_eager_mode", [] {
     engine::Mode md;

@@ -114,6 +114,26 @@ def bench_ops(repeats):
     return out
 
 
+def bench_launch_floor(repeats, inner=2000):
+    """Strict-mode `a + b` in a loop (then one sync) beside the floor under
+    it: the same add launched straight through the PJRT runtime with its
+    completion event, as the engine launches every op. The ratio is the
+    device layer's own per-op cost: dispatch, recording, the launch queue."""
+    out = {}
+    for n in (1, 1024):
+        a, b = torch.randn(n, device="tpu"), torch.randn(n, device="tpu")
+        floors = []  # the floor's own per-launch time (its side also times launches without the event)
+        r = _interleaved({"floor": (lambda: floors.append(torch_pjrt._C._launch_floor(n, inner)["launch_event_us"]),
+                                    _no_sync, None),
+                          "tpu": (lambda: [a + b for _ in range(inner)], torch.tpu.synchronize, "strict")},
+                         max(repeats, 5))
+        floor, tpu = statistics.median(floors) / 1e6, r["tpu"][0] / inner
+        out[f"add_{n}"] = {"launch_floor_us": floor * 1e6, "tpu_strict_us": tpu * 1e6, "ratio": tpu / floor}
+        print(f"  add of {n:<5} launch floor {floor * 1e6:7.2f} us   tpu strict {tpu * 1e6:7.2f} us   "
+              f"{tpu / floor:5.2f}x the floor")
+    return out
+
+
 def _model(cfg):
     from transformers import LlamaConfig, LlamaForCausalLM
     torch.manual_seed(0)
@@ -563,6 +583,7 @@ def main(argv=None):
         return _write_compiled(a, res, cfg)
     print("(a) small ops")
     res["ops"] = bench_ops(a.repeats)
+    res["launch_floor"] = bench_launch_floor(a.repeats)
     print("(b) training step, batch 4, sequence 64")
     res["train"] = bench_train(cfg, modes, a.repeats, 4, 64)
     print("(c) greedy decoding")
@@ -572,6 +593,8 @@ def main(argv=None):
     tr, d64 = res["train"], res["decode"]["b64"]
     ratios = {
         "strict_small_op_over_torch_cpu": res["ops"]["add_1k"]["ratio"],
+        # the worse of the two sizes
+        "strict_small_op_over_launch_floor": max(c["ratio"] for c in res["launch_floor"].values()),
         "warm_start_compiles": res["first_step"]["warm_compiles"],
     }
     if "fused" in modes and "strict" in modes:

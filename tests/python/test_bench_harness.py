@@ -1,5 +1,6 @@
 """The benchmark harness's timing loop (no timed assertions: the figures
 themselves are for `python -m torch_pjrt bench`)."""
+import pytest
 import torch
 
 import torch_pjrt
@@ -54,3 +55,18 @@ def test_dist_bench_runs_two_ranks_and_checks_their_results():
     assert r["results_correct"] and set(r["results"]) == {"4KiB"}
     assert set(r["ratios"]) == {"tpu_dist_over_gloo_4KiB"}
     assert r["stats_rank0"]["host_collectives"] >= 1 + bench._dist_inner(4 << 10) * 2
+
+
+def test_launch_floor_beside_strict_adds():
+    floor = torch_pjrt._C._launch_floor(16, 20)
+    assert set(floor) == {"launch_us", "launch_event_us"} and all(v > 0 for v in floor.values())
+    r = bench.bench_launch_floor(repeats=1, inner=20)
+    assert set(r) == {"add_1", "add_1024"}
+    for row in r.values():
+        assert row["launch_floor_us"] > 0 and row["tpu_strict_us"] > 0
+        assert abs(row["ratio"] - row["tpu_strict_us"] / row["launch_floor_us"]) < 1e-9
+
+
+def test_launch_floor_rejects_bad_sizes():
+    with pytest.raises(RuntimeError, match="must be positive"):
+        torch_pjrt._C._launch_floor(0, 10)
