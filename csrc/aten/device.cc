@@ -5,12 +5,17 @@
 #include <ATen/core/GeneratorForPrivateuseone.h>
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <c10/core/Allocator.h>
+#include <c10/core/CachingDeviceAllocator.h>
 #include <c10/core/impl/DeviceGuardImplInterface.h>
+#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <cstring>
+#include <fstream>
 #include <map>
 #include <mutex>
+#include <string>
 
 #include "aten/errors.h"
 #include "aten/tensor.h"
@@ -18,6 +23,7 @@
 #include "engine/mode.h"
 #include "engine/runtime.h"
 #include "ops/view.h"
+#include "pjrt/runtime.h"
 
 namespace tpu {
 
@@ -41,10 +47,44 @@ c10::Device resolved(c10::Device d) { return d.index() < 0 ? c10::Device(c10::De
 
 engine::DeviceEvent* as_event(void* e) { return static_cast<engine::DeviceEvent*>(e); }
 
+}  // namespace
+
+// (free, total) bytes of a device's memory: from the plugin where it
+// reports a limit (TPU, GPU), else the host's (XLA:CPU keeps buffers in
+// host RAM), MemAvailable as the free part.
+std::pair<size_t, size_t> memory_info(c10::DeviceIndex device) {
+  pjrt::Client& c = guarded("starting the PJRT runtime", [] { return &engine::Runtime::get(); })->client();
+  TORCH_CHECK_INDEX(device >= 0 && device < static_cast<int>(c.device_count()), "invalid tpu device index ",
+                    static_cast<int>(device), " (", c.device_count(), " device(s) available)");
+  pjrt::MemoryStats m = c.memory_stats(device);
+  if (m.bytes_limit > 0)
+    return {static_cast<size_t>(std::max<int64_t>(m.bytes_limit - std::max<int64_t>(m.bytes_in_use, 0), 0)),
+            static_cast<size_t>(m.bytes_limit)};
+  const size_t page = static_cast<size_t>(sysconf(_SC_PAGE_SIZE));
+  const size_t total = page * static_cast<size_t>(sysconf(_SC_PHYS_PAGES));
+  size_t free = page * static_cast<size_t>(sysconf(_SC_AVPHYS_PAGES));
+  std::ifstream meminfo("/proc/meminfo");
+  std::string key;
+  size_t kib;
+  while (meminfo >> key >> kib) {
+    if (key == "MemAvailable:") {
+      free = kib * 1024;
+      break;
+    }
+    meminfo.ignore(256, '\n');
+  }
+  return {free, total};
+}
+
+namespace {
+
 // Allocation makes only the handle: device memory appears when a value is
 // first stored. The pointer is the handle's address, an identity that is
-// never dereferenced.
-struct Allocator final : c10::Allocator {
+// never dereferenced. A DeviceAllocator, so torch.accelerator's memory
+// calls (empty_cache, memory_stats, get_memory_info) reach it: there is no
+// cache to trim (a buffer is freed when its last value dies), and the
+// statistics are the runtime's live and peak device bytes.
+struct Allocator final : c10::DeviceAllocator {
   c10::DataPtr allocate(size_t nbytes) override {
     auto* s = new StorageState();
     s->nbytes = nbytes;
@@ -55,6 +95,29 @@ struct Allocator final : c10::Allocator {
   void copy_data(void*, const void*, std::size_t) const override {
     TORCH_CHECK(false, "tpu storages cannot be copied as raw memory; use Tensor.copy_");
   }
+
+  bool initialized() override { return true; }
+  // Waits for queued work, whose frees then complete.
+  void emptyCache(c10::MempoolId_t) override {
+    guarded("synchronizing", [] { engine::synchronize(); });
+  }
+  // A buffer lives while any queued program reads it: no stream to track.
+  void recordStream(const c10::DataPtr&, c10::Stream) override {}
+  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex) override {
+    // Queued ops have no buffers yet; CUDA counts an output from its launch.
+    guarded("running queued ops", [] { engine::flush(); });
+    c10::CachingDeviceAllocator::DeviceStats d;
+    const int64_t live = pjrt::live_bytes(), peak = pjrt::peak_bytes();
+    for (auto* a : {&d.allocated_bytes, &d.reserved_bytes, &d.active_bytes, &d.requested_bytes}) {
+      auto& all = (*a)[static_cast<size_t>(c10::CachingDeviceAllocator::StatType::AGGREGATE)];
+      all.current = live;
+      all.peak = peak;
+    }
+    return d;
+  }
+  void resetAccumulatedStats(c10::DeviceIndex) override {}
+  void resetPeakStats(c10::DeviceIndex) override { pjrt::reset_peak_bytes(); }
+  std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override { return memory_info(device); }
 };
 
 Allocator g_allocator;

@@ -11,6 +11,8 @@
 namespace tpu {
 
 c10::Allocator* allocator();
+// (free, total) bytes of a tpu device's memory (torch.tpu.mem_get_info).
+std::pair<size_t, size_t> memory_info(c10::DeviceIndex device);
 c10::DeviceIndex current_device();
 int device_count();
 // Starts the runtime if needed (a clear error naming the pip package when

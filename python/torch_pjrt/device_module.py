@@ -1,6 +1,5 @@
 """torch.tpu: the device module, shaped like torch.cuda."""
 import contextlib
-import os
 import sys
 
 import torch
@@ -156,27 +155,12 @@ def _plugin_memory(device=None) -> dict:
     return dict(_C._device_memory_stats(_index(device)))
 
 
-def _host_memory():
-    """(available, total) bytes of host memory: where XLA:CPU keeps its buffers."""
-    total = os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
-    try:
-        with open("/proc/meminfo") as f:
-            for line in f:
-                if line.startswith("MemAvailable:"):
-                    return int(line.split()[1]) * 1024, total
-    except OSError:
-        pass
-    return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_AVPHYS_PAGES"), total
-
-
 def mem_get_info(device=None) -> tuple:
     """(free, total) bytes of the device's memory, as torch.cuda.mem_get_info:
     from the plugin where it reports a limit (TPU, GPU), else the host's
-    memory (XLA:CPU keeps buffers in host RAM)."""
-    s = _plugin_memory(device)
-    if s["bytes_limit"] > 0:
-        return max(s["bytes_limit"] - s["bytes_in_use"], 0), s["bytes_limit"]
-    return _host_memory()
+    memory (XLA:CPU keeps buffers in host RAM). The same figures as
+    torch.accelerator.get_memory_info."""
+    return tuple(_C._mem_get_info(_index(device)))
 
 
 def memory_stats(device=None) -> dict:

@@ -207,3 +207,24 @@ def test_pinned_host_memory_is_known_pinned_and_feeds_the_device():
     batches = [b for (b,) in loader]
     assert all(b.is_pinned() for b in batches)
     assert torch.equal(torch.cat([b.to("tpu") for b in batches]).cpu(), x)
+
+
+def test_torch_accelerator_memory_calls_reach_the_device():
+    # accelerate's release_memory calls torch.accelerator.empty_cache(),
+    # which requires a DeviceAllocator behind the device.
+    torch.accelerator.empty_cache()
+    base = torch.accelerator.memory_allocated()
+    torch.accelerator.reset_peak_memory_stats()
+    x = torch.randn(256, 256, device="tpu") * 2
+    assert torch.accelerator.memory_allocated() - base >= x.numel() * 4
+    assert torch.accelerator.memory_allocated() == torch.tpu.memory_allocated()
+    assert torch.accelerator.max_memory_allocated() >= torch.accelerator.memory_allocated()
+    stats = torch.accelerator.memory_stats()
+    assert stats["allocated_bytes.all.current"] == torch.tpu.memory_allocated()
+    free, total = torch.accelerator.get_memory_info()
+    assert 0 < free <= total
+    del x
+    torch.accelerator.empty_cache()
+    assert torch.accelerator.memory_allocated() == base
+    with pytest.raises(IndexError, match="invalid tpu device index"):
+        torch.tpu.mem_get_info(torch.tpu.device_count())
