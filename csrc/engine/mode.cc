@@ -102,11 +102,15 @@ std::vector<Ref> take_pending() {
 
 // Hands the pending cluster to the launch queue; the caller goes on
 // recording while the executor compiles and launches it.
-void flush_async() {
+// quietly: leaves a pending error for the next caller (a kernel's exit).
+void flush_async(bool quietly = false) {
   std::vector<Ref> refs = take_pending();
   if (refs.empty()) return;
   count_flush();
-  enqueue(std::move(refs));
+  if (quietly)
+    enqueue_quietly({std::move(refs)});
+  else
+    enqueue(std::move(refs));
 }
 
 // Queues what the calling thread's running kernel holds back: anything it
@@ -129,10 +133,7 @@ OpScope::~OpScope() {
   release_held();
   if (!t_flush_due) return;
   t_flush_due = false;
-  std::vector<Ref> refs = take_pending();
-  if (refs.empty()) return;
-  count_flush();
-  enqueue_quietly({std::move(refs)});
+  flush_async(/*quietly=*/true);
 }
 
 void flush() {
