@@ -17,7 +17,9 @@ def llama():
     transformers = pytest.importorskip("transformers")
     cfg = transformers.LlamaConfig(hidden_size=64, intermediate_size=128, num_hidden_layers=2, num_attention_heads=4,
                                    num_key_value_heads=2, vocab_size=256, max_position_embeddings=128,
-                                   pad_token_id=0)
+                                   pad_token_id=0, eos_token_id=None)
+    # No end-of-sequence token: greedy decoding of random weights would stop
+    # early whenever it picked one, and the test reads a fixed length.
     return transformers.LlamaForCausalLM(cfg)
 
 
