@@ -11,6 +11,12 @@ inputs. The guards make the suite test what it claims:
   it raises is that test's failure, never the next one's;
 - all randomness (torch, Python's random, numpy) derives from one per-test
   seed, printed on failure; TORCH_PJRT_TEST_SEED=N replays it.
+
+A test whose subject does not depend on the pass's mode (a command-line
+tool, an environment variable read in a fresh process, a test that picks
+its own modes, the host transport of collectives) is marked
+`@pytest.mark.once("why")`: it runs in the strict pass only, and the other
+passes report how many they left to it.
 """
 import os
 import random
@@ -128,13 +134,35 @@ def seed_everything(seed):
 
 # ----------------------------------------------------------------- the guards
 
+FIRST_PASS = "strict"
+
+
 def pytest_configure(config):
     config.addinivalue_line(
         "markers", "allow_fallback(*ops): ATen ops (base names) this test expects to run on the CPU fallback")
+    config.addinivalue_line(
+        "markers", f"once(why): the test does not depend on the pass's eager mode; it runs in the {FIRST_PASS} pass only")
     config.stash[_RUNS] = {}
+    config.stash[_LEFT] = 0
+
+
+def pytest_collection_modifyitems(config, items):
+    if PASS_MODE == FIRST_PASS:
+        return
+    keep, left = [], []
+    for item in items:
+        marker = item.get_closest_marker("once")
+        if marker is not None:
+            assert marker.args, f"{item.nodeid}: once() needs a reason"
+        (left if marker is not None else keep).append(item)
+    if left:
+        config.hook.pytest_deselected(items=left)
+        items[:] = keep
+    config.stash[_LEFT] = len(left)
 
 
 _RUNS = pytest.StashKey[dict]()
+_LEFT = pytest.StashKey[int]()
 
 
 def _mode_state():
@@ -216,6 +244,9 @@ def pytest_terminal_summary(terminalreporter, exitstatus, config):
             tr.write_line(f"  {n}")
     for n in wrong_start:
         tr.write_line(f"NOT IN {PASS_MODE}: {n} started in {runs[n][0]}", red=True)
+    left = config.stash.get(_LEFT, 0)
+    if left:
+        tr.write_line(f"{left} tests marked once (mode-independent) ran in the {FIRST_PASS} pass, not here")
 
 
 def pytest_sessionfinish(session, exitstatus):

@@ -6,6 +6,8 @@ import torch
 import torch_pjrt
 from torch_pjrt import bench
 
+pytestmark = pytest.mark.once("the bench picks its own modes")
+
 
 def test_interleaved_runs_each_side_per_round_in_its_mode():
     before = torch_pjrt.get_eager_mode()

@@ -7,6 +7,10 @@ import subprocess
 import sys
 import time
 
+import pytest
+
+pytestmark = pytest.mark.once("the disk cache's files and processes do not depend on the eager mode")
+
 PROGRAM = r"""
 import sys, torch, torch_pjrt
 torch.manual_seed(0)

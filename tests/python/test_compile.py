@@ -21,6 +21,7 @@ def _compiles():
     return s["misses"] + s["disk_hits"]
 
 
+@pytest.mark.once("checks a fresh process's start")
 def test_backend_listed_after_import_torch_alone():
     code = "import torch; print('tpu' in torch._dynamo.list_backends())"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=os.environ.copy())
@@ -334,6 +335,7 @@ def test_rng_reproducible_and_advances_like_eager():
     torch.testing.assert_close(torch.rand(4, device="tpu").cpu(), after, rtol=0, atol=0)
 
 
+@pytest.mark.once("inductor's refusal happens before any tpu op runs")
 def test_default_backend_on_tpu_fails_fast_and_cpu_is_unchanged():
     _reset()
     f = torch.compile(lambda x: x * 2 + 1)
@@ -356,6 +358,7 @@ print(json.dumps({"misses": torch_pjrt.cache_stats()["misses"], "sum": float(y.s
 """
 
 
+@pytest.mark.once("checks a fresh process's start")
 def test_second_process_compiles_no_program(tmp_path):
     env = dict(os.environ, TORCH_PJRT_CACHE_DIR=str(tmp_path))
     runs = []

@@ -187,10 +187,8 @@ def test_gate_reports_improvements_and_the_raised_baseline(tmp_path):
 # ------------------------------------------------- a worker that dies or hangs
 
 # How the driver handles its workers does not depend on the eager mode the
-# workers run in: checked once, in the default (strict) pass of the suite.
-_runner_once = pytest.mark.skipif(
-    (os.environ.get("TORCH_PJRT_EAGER_MODE") or "strict") != "strict",
-    reason="the worker handling is mode-independent; checked in the strict pass")
+# workers run in.
+_runner_once = pytest.mark.once("the driver's handling of its workers does not depend on their eager mode")
 
 
 @_runner_once

@@ -135,12 +135,14 @@ def test_state_dict_save_load_model():
         assert torch.equal(a.detach().cpu(), b.detach())
 
 
+@pytest.mark.once("checks a fresh process's start")
 def test_autoload_through_import_torch_alone():
     r = run_py("import torch; x = torch.ones(2, device='tpu'); print(x.device, x.cpu().sum().item())")
     assert r.returncode == 0, r.stderr
     assert "tpu:0 2.0" in r.stdout
 
 
+@pytest.mark.once("checks a fresh process's start")
 def test_missing_plugin_names_the_package():
     r = run_py("import torch, torch_pjrt\n"
                "try:\n    torch.ones(1, device='tpu')\nexcept RuntimeError as e:\n    print('ERR', e)\n"
@@ -185,6 +187,7 @@ def test_fallback_runs_on_cpu_and_is_counted():
     assert any(k.startswith("special_bessel_j0") for k in torch_pjrt.fallback_stats())
 
 
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_debug_mode_runs_synchronously():
     prev = torch_pjrt.get_eager_mode()
     torch_pjrt.set_eager_mode("debug")

@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.once("collectives run on the host transport (gloo), whatever the eager mode")
+
 pytest.importorskip("torch.distributed")
 
 WORKER = Path(__file__).with_name("dist_worker.py")

@@ -24,6 +24,7 @@ def donated():
 
 
 @pytest.mark.parametrize("mode", ["strict", "fused"], indirect=True)
+@pytest.mark.once("runs in the eager modes it names")
 def test_in_place_loop_updates_in_place(mode):
     x = torch.randn(512, 512, device=TPU)  # 1 MiB
     ref = x.cpu()
@@ -41,6 +42,7 @@ def test_in_place_loop_updates_in_place(mode):
 
 
 @pytest.mark.parametrize("mode", ["debug", "strict", "fused"], indirect=True)
+@pytest.mark.once("runs in the eager modes it names")
 def test_old_value_still_read_is_not_lost(mode):
     x = torch.randn(64, device=TPU)
     ref = x.cpu()
@@ -53,6 +55,7 @@ def test_old_value_still_read_is_not_lost(mode):
 
 
 @pytest.mark.parametrize("mode", ["debug", "strict", "fused"], indirect=True)
+@pytest.mark.once("runs in the eager modes it names")
 def test_aliases_and_views_see_the_update(mode):
     x = torch.randn(8, 8, device=TPU)
     ref = x.cpu()
@@ -65,6 +68,7 @@ def test_aliases_and_views_see_the_update(mode):
 
 
 @pytest.mark.parametrize("mode", ["strict", "fused"], indirect=True)
+@pytest.mark.once("runs in the eager modes it names")
 def test_optimizer_steps_donate_and_match_cpu(mode):
     torch.manual_seed(0)
     model = torch.nn.Sequential(torch.nn.Linear(16, 32), torch.nn.GELU(), torch.nn.Linear(32, 4))

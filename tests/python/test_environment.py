@@ -12,8 +12,8 @@ import torch
 import torch_pjrt
 from conftest import PASS_MODE, TPU
 
-# The command-line tools pick their own modes: running them in one pass is enough.
-one_pass = pytest.mark.skipif(PASS_MODE != "strict", reason="runs once, in the strict pass")
+pytestmark = pytest.mark.once("each test sets the variable it checks in a fresh process, modes included")
+
 
 
 def run_py(code, timeout=300, **env):
@@ -249,7 +249,6 @@ def test_strict_sticky_error_names_the_op_and_input_types():
 # ---- the command-line tools end to end
 
 
-@one_pass
 def test_bench_command_line(tmp_path):
     r = subprocess.run([sys.executable, "-m", "torch_pjrt", "bench", "--out", str(tmp_path), "--repeats", "1",
                         "--modes", "strict,fused", "--decode-tokens", "2", "--model", "tiny"],
@@ -265,7 +264,6 @@ def test_bench_command_line(tmp_path):
     assert os.path.getsize(tmp_path / "bench.png") > 0
 
 
-@one_pass
 def test_conformance_command_line(tmp_path):
     r = subprocess.run([sys.executable, "-m", "torch_pjrt", "conformance", "--ops", "add,softmax,sort",
                         "--out", str(tmp_path)], capture_output=True, text=True, timeout=900)

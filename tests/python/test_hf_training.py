@@ -89,6 +89,7 @@ if int(os.environ.get("RANK", 0)) == 0:
 """
 
 
+@pytest.mark.once("the launcher and the c10d host transport do not depend on the eager mode; Trainer runs in every mode above")
 def test_trainer_under_torchrun_trains_data_parallel_like_one_process_on_the_global_batch(tmp_path):
     script = tmp_path / "train.py"
     script.write_text(_LAUNCHED)

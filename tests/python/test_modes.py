@@ -9,9 +9,6 @@ import torch
 import torch_pjrt
 from conftest import TPU, assert_close
 
-MODES = ["debug", "strict", "fused"]
-
-
 def failing(x):
     return torch.ops.torch_pjrt._failing_op(x)
 
@@ -44,20 +41,16 @@ def small_program(x, w):
     return torch.softmax(h * 2, dim=-1).mean(0)
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_modes_agree_with_cpu(mode, restore_mode):
+def test_modes_agree_with_cpu():
     x, w = torch.randn(8, 16), torch.randn(16, 4)
-    torch_pjrt.set_eager_mode(mode)
     out = small_program(x.to(TPU), w.to(TPU))
     assert_close(out, small_program(x, w))
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_outputs_of_one_op_read_together_later(mode, restore_mode):
+def test_outputs_of_one_op_read_together_later():
     """Two outputs of one computed op (var_mean's var and mean, max's values
     and indices) read by one later program, each as itself."""
     x = torch.randn(6, 5)
-    torch_pjrt.set_eager_mode(mode)
     xt = x.to(TPU)
     var, mean = torch.var_mean(xt, 0)
     values, idx = xt.max(1)
@@ -69,6 +62,7 @@ def test_outputs_of_one_op_read_together_later(mode, restore_mode):
         assert_close(g, w)
 
 
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_strict_error_is_sticky_until_next_sync(restore_mode):
     torch_pjrt.set_eager_mode("strict")
     x = torch.randn(4, device=TPU)
@@ -84,6 +78,7 @@ def test_strict_error_is_sticky_until_next_sync(restore_mode):
     assert_close(x + 1, x.cpu() + 1)
 
 
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_strict_error_raises_at_next_dispatch_or_read(restore_mode):
     torch_pjrt.set_eager_mode("strict")
     x = torch.randn(4, device=TPU)
@@ -96,6 +91,7 @@ def test_strict_error_raises_at_next_dispatch_or_read(restore_mode):
     assert_close(torch.ones(3, device=TPU) * 2, torch.full((3,), 2.0))
 
 
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_debug_mode_raises_on_the_failing_line(restore_mode):
     torch_pjrt.set_eager_mode("debug")
     x = torch.randn(4, device=TPU)
@@ -104,6 +100,7 @@ def test_debug_mode_raises_on_the_failing_line(restore_mode):
     assert_close(x - 1, x.cpu() - 1)
 
 
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_fused_mode_raises_at_sync(restore_mode):
     torch_pjrt.set_eager_mode("fused")
     x = torch.randn(4, device=TPU)
@@ -115,6 +112,7 @@ def test_fused_mode_raises_at_sync(restore_mode):
     assert_close(x * 2, x.cpu() * 2)
 
 
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_fused_mode_defers_until_the_host_needs_data(restore_mode):
     torch_pjrt.set_eager_mode("fused")
     torch.tpu.synchronize()
@@ -132,6 +130,7 @@ def test_fused_mode_defers_until_the_host_needs_data(restore_mode):
     assert torch_pjrt.fused_stats()["flushes"] == before + 1  # one program for all of it
 
 
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_fused_size_bound_flushes(restore_mode):
     with fused_bound(10):
         before = torch_pjrt.fused_stats()["flushes"]
@@ -142,6 +141,7 @@ def test_fused_size_bound_flushes(restore_mode):
         assert_close(x, torch.full((8,), 50.0))
 
 
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_eager_mode_context_is_thread_local(restore_mode):
     torch_pjrt.set_eager_mode("strict")
     seen = {}
@@ -162,6 +162,7 @@ def test_eager_mode_context_is_thread_local(restore_mode):
     assert_close(y, x.cpu() * 2)
 
 
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_strict_queue_from_several_threads(restore_mode):
     torch_pjrt.set_eager_mode("strict")
     xs = [torch.randn(32, device=TPU) for _ in range(4)]
@@ -189,6 +190,7 @@ def test_strict_queue_from_several_threads(restore_mode):
         assert_close(results[i], ref)
 
 
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_in_place_chain_then_read_sees_every_update(restore_mode):
     torch_pjrt.set_eager_mode("strict")
     x = torch.zeros(16, device=TPU)
@@ -197,6 +199,7 @@ def test_in_place_chain_then_read_sees_every_update(restore_mode):
     assert x[0].item() == sum(range(300))
 
 
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_strict_loop_longer_than_the_launch_queue(restore_mode):
     # 3000 ops fill the bounded queue (1024) and make the producer wait
     # for it to drain; every op still runs, in order.
@@ -208,6 +211,7 @@ def test_strict_loop_longer_than_the_launch_queue(restore_mode):
     assert x[0].item() == 3000
 
 
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_fused_clusters_cut_at_the_bound_run_while_recording_goes_on(restore_mode):
     # Clusters cut at the size bound are launched from the queue; values read
     # later (and values of earlier clusters used by later ones) are right.

@@ -13,6 +13,8 @@ import torch
 
 import torch_pjrt
 
+pytestmark = pytest.mark.once("client creation happens before any op runs")
+
 pytest.importorskip("torch.distributed")
 
 

@@ -55,6 +55,7 @@ def test_trace_shows_programs_transfers_and_compiles(tmp_path):
 
 @pytest.mark.parametrize("mode,launcher", [("strict", "aten::mm"), ("debug", "aten::mm"),
                                            ("fused", "aten::_to_copy")])
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_programs_link_to_the_ops_that_launched_them(mode, launcher):
     # Fused mode launches its cluster at the read that needs it: the
     # device time is that op's.
@@ -85,6 +86,7 @@ def test_a_failure_inside_a_trace_still_reaches_the_user():
     assert (x + 1).cpu().shape == (4,)
 
 
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_device_time_covers_a_device_bound_training_step_in_debug_mode(tmp_path):
     # Big matmuls, few ops: the device's work is most of the step, so the
     # summed program time must come within 20% of the wall time.

@@ -95,6 +95,7 @@ def test_interprocess_events_are_refused():
         torch.tpu.Event(interprocess=True)
 
 
+@pytest.mark.once("sets the eager modes it checks itself")
 def test_recording_in_fused_mode_issues_the_pending_cluster():
     with torch_pjrt.eager_mode("fused"):
         x = torch.randn(256, 256, device="tpu")
