@@ -94,6 +94,10 @@ PYBIND11_MODULE(_C, m) {
     py::gil_scoped_release nogil;
     tpu::guarded("synchronizing", [] { engine::synchronize(); });
   });
+  m.def("_settle", [] {
+    py::gil_scoped_release nogil;
+    if (engine::Runtime::initialized()) tpu::guarded("settling the device", [] { engine::settle(); });
+  });
   m.def("_memory_allocated", [] { return pjrt::live_bytes(); });
   m.def("_max_memory_allocated", [] { return pjrt::peak_bytes(); });
   m.def("_donated_buffers", [] { return engine::donated_buffers(); });

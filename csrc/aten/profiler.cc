@@ -24,6 +24,7 @@
 #include <string>
 
 #include "engine/graph.h"
+#include "engine/mode.h"
 #include "engine/runtime.h"
 #include "engine/timeline.h"
 
@@ -87,7 +88,7 @@ class Session : public libkineto::IActivityProfilerSession {
   void stop() override {
     // Executions launched inside the trace belong to it: let them finish
     // (without raising: a failure is the user's to see at their next read).
-    if (engine::Runtime::initialized()) engine::quiesce();
+    if (engine::Runtime::initialized()) engine::settle();
     spans_ = engine::timeline::stop();
     status_ = libkineto::TraceStatus::PROCESSING;
   }

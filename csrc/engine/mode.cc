@@ -142,6 +142,12 @@ void flush() {
   drain();
 }
 
+void settle() {
+  release_held();
+  flush_async(/*quietly=*/true);
+  quiesce();
+}
+
 void prepare_read(const Ref& ref) {
   release_held();
   drain();

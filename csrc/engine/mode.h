@@ -55,6 +55,10 @@ class OpScope {
 // Fused mode: compiles and launches every pending value (one program).
 // Every mode: returns once all queued work is launched.
 void flush();
+// Launches every pending and queued value and waits for all launched work,
+// raising nothing: failures stay pending for the next read or synchronize()
+// (for callers that must not fail, such as the end of a profiler trace).
+void settle();
 // Makes ref computable on the host: in fused mode flushes it together with
 // all pending values, so shared subgraphs are computed once.
 void prepare_read(const Ref& ref);
