@@ -34,13 +34,13 @@ engine::Ref upload(const at::Tensor& cpu, at::ScalarType dtype) {
 
 engine::Ref conj_value(engine::Ref v) {
   if (!shlo::is_complex(v.type().dtype)) return v;
-  return op("copy_conj", {v}, v.type(), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+  return legacy_op("copy_conj", {v}, v.type(), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
     return std::vector<shlo::Value>{ops::conj(b, in[0])};
   });
 }
 
 engine::Ref neg_value(engine::Ref v) {
-  return op("copy_neg", {v}, v.type(), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+  return legacy_op("copy_neg", {v}, v.type(), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
     return std::vector<shlo::Value>{b.unary("negate", in[0])};
   });
 }

@@ -42,10 +42,10 @@ void write_range(const at::Tensor& out, engine::Ref v) {
     shlo::Shape shape = shape_of(out.sizes());
     std::string key = "range_reshape[";
     for (int64_t d : shape) key += std::to_string(d) + ",";
-    v = op(key + "]", {v}, shlo::Type{v.type().dtype, shape},
-           [shape](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-             return std::vector<shlo::Value>{b.reshape(in[0], shape)};
-           });
+    v = legacy_op(key + "]", {v}, shlo::Type{v.type().dtype, shape},
+                  [shape](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                    return std::vector<shlo::Value>{b.reshape(in[0], shape)};
+                  });
   }
   write(out, v);
 }
@@ -168,10 +168,10 @@ at::Tensor& arange_start_out(const at::Scalar& start, const at::Scalar& end, con
   resize_range_out(out, n);
   if (n == 0) return out;
   shlo::DType d = to_shlo(out.scalar_type());
-  write_range(out, op("arange:" + std::to_string(n) + ":" + shlo::dtype_name(d), {first, stride}, shlo::Type{d, {n}},
-                      [n, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                        return std::vector<shlo::Value>{ops::arange(b, in[0], in[1], n, d)};
-                      }));
+  write_range(out, legacy_op("arange:" + std::to_string(n) + ":" + shlo::dtype_name(d), {first, stride},
+                             shlo::Type{d, {n}}, [n, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                               return std::vector<shlo::Value>{ops::arange(b, in[0], in[1], n, d)};
+                             }));
   return out;
 }
 
@@ -196,10 +196,10 @@ at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
          range_scalar(static_cast<double>(step), c)};
   });
   shlo::DType d = to_shlo(out.scalar_type());
-  write_range(out, op("linspace:" + std::to_string(steps) + ":" + shlo::dtype_name(d), {p.start, p.end, p.step},
-                      shlo::Type{d, {steps}}, [steps, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                        return std::vector<shlo::Value>{ops::linspace(b, in[0], in[1], in[2], steps, d)};
-                      }));
+  write_range(out, legacy_op("linspace:" + std::to_string(steps) + ":" + shlo::dtype_name(d), {p.start, p.end, p.step},
+                             shlo::Type{d, {steps}}, [steps, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                               return std::vector<shlo::Value>{ops::linspace(b, in[0], in[1], in[2], steps, d)};
+                             }));
   return out;
 }
 
@@ -220,11 +220,11 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
     const double step = static_cast<double>(e - s) / (steps - 1);
     p = {range_scalar(static_cast<double>(s), c), range_scalar(static_cast<double>(e), c), range_scalar(step, c)};
   });
-  write_range(out, op("logspace:" + std::to_string(steps) + ":" + shlo::dtype_name(d),
-                      {p.start, p.end, p.step, range_scalar(base, c)}, shlo::Type{d, {steps}},
-                      [steps, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                        return std::vector<shlo::Value>{ops::logspace(b, in[0], in[1], in[2], in[3], steps, d)};
-                      }));
+  write_range(out, legacy_op("logspace:" + std::to_string(steps) + ":" + shlo::dtype_name(d),
+                             {p.start, p.end, p.step, range_scalar(base, c)}, shlo::Type{d, {steps}},
+                             [steps, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                               return std::vector<shlo::Value>{ops::logspace(b, in[0], in[1], in[2], in[3], steps, d)};
+                             }));
   return out;
 }
 
@@ -236,10 +236,10 @@ at::Tensor& eye_m_out(c10::SymInt n_, c10::SymInt m_, at::Tensor& out) {
   if (out.sizes() != at::IntArrayRef({n, m})) out.resize_({n, m});
   if (out.numel() == 0) return out;
   shlo::DType d = to_shlo(out.scalar_type());
-  write(out, op("eye:" + std::to_string(n) + "x" + std::to_string(m) + ":" + shlo::dtype_name(d), {},
-                shlo::Type{d, {n, m}}, [n, m, d](shlo::Builder& b, const std::vector<shlo::Value>&) {
-                  return std::vector<shlo::Value>{ops::eye(b, n, m, d)};
-                }));
+  write(out, legacy_op("eye:" + std::to_string(n) + "x" + std::to_string(m) + ":" + shlo::dtype_name(d), {},
+                       shlo::Type{d, {n, m}}, [n, m, d](shlo::Builder& b, const std::vector<shlo::Value>&) {
+                         return std::vector<shlo::Value>{ops::eye(b, n, m, d)};
+                       }));
   return out;
 }
 

@@ -270,7 +270,7 @@ TPU_EW_ADDC(addcdiv) TPU_EW_ADDC(addcmul)
 
 }  // namespace ew
 
-// ---- kernels_reduction.cc (reductions, scans, softmax, losses)
+// ---- kernels_reduction.cc (reductions, scans, losses)
 at::Tensor sum_dim_IntList(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
                            std::optional<at::ScalarType> dtype);
 at::Tensor& sum_IntList_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
@@ -351,18 +351,6 @@ at::Tensor& cumprod_(at::Tensor& self, int64_t dim, std::optional<at::ScalarType
 at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::ScalarType> dtype, at::Tensor& out);
 at::Tensor _logcumsumexp(const at::Tensor& self, int64_t dim);
 at::Tensor& _logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& out);
-at::Tensor _softmax(const at::Tensor& self, int64_t dim, bool half_to_float);
-at::Tensor& _softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float, at::Tensor& out);
-at::Tensor _log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float);
-at::Tensor& _log_softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float, at::Tensor& out);
-at::Tensor _softmax_backward_data(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
-                                  at::ScalarType input_dtype);
-at::Tensor& _softmax_backward_data_out(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
-                                       at::ScalarType input_dtype, at::Tensor& grad_input);
-at::Tensor _log_softmax_backward_data(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
-                                      at::ScalarType input_dtype);
-at::Tensor& _log_softmax_backward_data_out(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
-                                           at::ScalarType input_dtype, at::Tensor& out);
 std::tuple<at::Tensor, at::Tensor> nll_loss_forward(const at::Tensor& self, const at::Tensor& target,
                                                     const std::optional<at::Tensor>& weight, int64_t reduction,
                                                     c10::SymInt ignore_index);

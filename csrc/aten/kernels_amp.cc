@@ -66,11 +66,11 @@ void _amp_foreach_non_finite_check_and_unscale_(at::TensorList self, at::Tensor&
   in.push_back(read(inv_scale));
   outs.push_back(found_inf);
   size_t n = self.size();
-  write_all(outs, "amp_unscale:" + std::to_string(n), std::move(in),
-            [n](shlo::Builder& b, const std::vector<shlo::Value>& v) {
-              std::vector<shlo::Value> grads(v.begin(), v.begin() + n);
-              return ops::unscale_and_check(b, grads, v[n], v[n + 1]);
-            });
+  legacy_write_all(outs, "amp_unscale:" + std::to_string(n), std::move(in),
+                   [n](shlo::Builder& b, const std::vector<shlo::Value>& v) {
+                     std::vector<shlo::Value> grads(v.begin(), v.begin() + n);
+                     return ops::unscale_and_check(b, grads, v[n], v[n + 1]);
+                   });
 }
 
 at::Tensor& _amp_update_scale_(at::Tensor& self, at::Tensor& growth_tracker, const at::Tensor& found_inf,
@@ -83,13 +83,13 @@ at::Tensor& _amp_update_scale_(at::Tensor& self, at::Tensor& growth_tracker, con
   check_on_device(found_inf, self, "found_inf");
   // Factors are f32 operands (the scale is f32; TPUs have no f64), values
   // never in the key.
-  write_all({self, growth_tracker}, "amp_update_scale",
-            {read(self), read(growth_tracker), read(found_inf), engine::scalar(shlo::DType::F32, growth_factor),
-             engine::scalar(shlo::DType::F32, backoff_factor),
-             engine::scalar(shlo::DType::S32, static_cast<double>(growth_interval))},
-            [](shlo::Builder& b, const std::vector<shlo::Value>& v) {
-              return ops::update_scale(b, v[0], v[1], v[2], v[3], v[4], v[5]);
-            });
+  legacy_write_all({self, growth_tracker}, "amp_update_scale",
+                   {read(self), read(growth_tracker), read(found_inf), engine::scalar(shlo::DType::F32, growth_factor),
+                    engine::scalar(shlo::DType::F32, backoff_factor),
+                    engine::scalar(shlo::DType::S32, static_cast<double>(growth_interval))},
+                   [](shlo::Builder& b, const std::vector<shlo::Value>& v) {
+                     return ops::update_scale(b, v[0], v[1], v[2], v[3], v[4], v[5]);
+                   });
   return self;
 }
 
@@ -98,8 +98,8 @@ at::Tensor _prelu_kernel(const at::Tensor& self, const at::Tensor& weight) {
   m.meta(self, weight);
   check_prelu_dtype(m.common_dtype());
   shlo::DType c = ops::opmath(to_shlo(m.common_dtype()));
-  pointwise(m.outs[0], "prelu", {self, weight}, c, {},
-            [](shlo::Builder& b, const std::vector<shlo::Value>& v) { return ops::prelu(b, v[0], v[1]); });
+  legacy_pointwise(m.outs[0], "prelu", {self, weight}, c, {},
+                   [](shlo::Builder& b, const std::vector<shlo::Value>& v) { return ops::prelu(b, v[0], v[1]); });
   return m.outs[0];
 }
 
@@ -111,12 +111,13 @@ std::tuple<at::Tensor, at::Tensor> _prelu_kernel_backward(const at::Tensor& grad
   at::Tensor gx = m.outs[0], gw = m.outs[1];
   shlo::DType d = to_shlo(m.common_dtype()), c = ops::opmath(d);
   shlo::Shape shape = shape_of(gx.sizes());
-  write_all({gx, gw}, std::string("prelu_backward:") + shlo::dtype_name(c), {read(grad), read(self), read(weight)},
-            [c, d, shape](shlo::Builder& b, const std::vector<shlo::Value>& v) {
-              auto in = [&](int i) { return b.broadcast_to(ops::convert(b, v[i], c), shape); };
-              std::vector<shlo::Value> r = ops::prelu_backward(b, in(0), in(1), in(2));
-              return std::vector<shlo::Value>{ops::convert(b, r[0], d), ops::convert(b, r[1], d)};
-            });
+  legacy_write_all({gx, gw}, std::string("prelu_backward:") + shlo::dtype_name(c),
+                   {read(grad), read(self), read(weight)},
+                   [c, d, shape](shlo::Builder& b, const std::vector<shlo::Value>& v) {
+                     auto in = [&](int i) { return b.broadcast_to(ops::convert(b, v[i], c), shape); };
+                     std::vector<shlo::Value> r = ops::prelu_backward(b, in(0), in(1), in(2));
+                     return std::vector<shlo::Value>{ops::convert(b, r[0], d), ops::convert(b, r[1], d)};
+                   });
   return {gx, gw};
 }
 

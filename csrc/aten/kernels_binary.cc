@@ -64,10 +64,9 @@ void sub_impl(M& m, const at::Tensor& out, const at::Tensor& self, const at::Ten
 template <class M>
 void mul_impl(M& m, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other) {
   shlo::DType c = to_shlo(m.common_dtype());
-  if (c == shlo::DType::PRED)
-    return pointwise(out, "mul", {self, other}, c, {},
-                     [](Builder& b, const Vals& v) { return b.op1("stablehlo.and", {v[0], v[1]}, v[0].type); });
-  pointwise(out, "mul", {self, other}, c, {}, [](Builder& b, const Vals& v) { return b.mul(v[0], v[1]); });
+  pointwise(out, "mul", {self, other}, c, {}, [](Builder& b, const Vals& v) {
+    return v[0].dtype() == shlo::DType::PRED ? b.op1("stablehlo.and", {v[0], v[1]}, v[0].type) : b.mul(v[0], v[1]);
+  });
 }
 
 template <class M>
@@ -97,8 +96,9 @@ void div_mode_impl(M& m, const at::Tensor& out, const at::Tensor& self, const at
   TORCH_CHECK_NOT_IMPLEMENTED(md.empty() || m.common_dtype() != at::kBool, "\"div_", md,
                               "_cpu\" not implemented for 'Bool'");
   if (!md.empty()) check_divisor(m, out, other);
-  pointwise(out, "div" + md, {self, other}, c, {},
-            [md](Builder& b, const Vals& v) { return ops::div(b, v[0], v[1], md); });
+  pointwise(
+      out, "div_rounding", {self, other}, c, {},
+      [](Builder& b, const Vals& v, const std::string& md) { return ops::div(b, v[0], v[1], md); }, md);
 }
 
 using MAdd = at::meta::structured_add_Tensor;
@@ -205,8 +205,9 @@ struct PowTensorScalar {
       double v = e.toDouble();
       for (double special : {0.0, 1.0, 2.0, 3.0, 0.5, -0.5, -1.0, -2.0}) {
         if (v != special) continue;
-        pointwise(out, "pow_special:" + std::to_string(v), {base}, c, {},
-                  [v](Builder& b, const Vals& x) { return ops::pow_special(b, x[0], v); });
+        pointwise(
+            out, "pow_special", {base}, c, {},
+            [](Builder& b, const Vals& x, double v) { return ops::pow_special(b, x[0], v); }, v);
         return;
       }
     }
@@ -245,6 +246,10 @@ struct CompareOp {
     static const char* names[] = {"eq", "ne", "lt", "le", "gt", "ge"};
     return names[static_cast<int>(C)];
   }
+  static const char* scalar_key() {
+    static const char* names[] = {"eq_scalar", "ne_scalar", "lt_scalar", "le_scalar", "gt_scalar", "ge_scalar"};
+    return names[static_cast<int>(C)];
+  }
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) const {
     pointwise(out, key(), {a, b}, common(m), {},
@@ -253,9 +258,15 @@ struct CompareOp {
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& a, const at::Scalar& s) const {
     shlo::DType c = common(m);
-    pointwise(out, std::string(key()) + "_scalar", {a}, c, {scalar_of(s, c)},
+    pointwise(out, scalar_key(), {a}, c, {scalar_of(s, c)},
               [](Builder& bb, const Vals& v) { return ops::compare(bb, C, v[0], ops::splat(bb, v[1], v[0])); });
   }
+};
+
+// The scalar- and tensor-weight forms share one lowering (the weight is
+// the third operand either way).
+struct Lerp {
+  Value operator()(Builder& b, const Vals& v) const { return ops::lerp(b, v[0], v[1], v[2]); }
 };
 
 struct LerpScalar {
@@ -263,8 +274,7 @@ struct LerpScalar {
   void operator()(M& m, const at::Tensor& out, const at::Tensor& s, const at::Tensor& e, const at::Scalar& w) const {
     check_dtype("lerp", m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
-    pointwise(out, "lerp", {s, e}, c, {scalar_of(w, ops::opmath(c))},
-              [](Builder& b, const Vals& v) { return ops::lerp(b, v[0], v[1], v[2]); });
+    pointwise(out, "lerp_scalar_weight", {s, e}, c, {scalar_of(w, ops::opmath(c))}, Lerp{});
   }
 };
 
@@ -272,8 +282,7 @@ struct LerpTensor {
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& s, const at::Tensor& e, const at::Tensor& w) const {
     check_dtype("lerp", m.common_dtype(), Accepts::Float);
-    pointwise(out, "lerp", {s, e, w}, common(m), {},
-              [](Builder& b, const Vals& v) { return ops::lerp(b, v[0], v[1], v[2]); });
+    pointwise(out, "lerp", {s, e, w}, common(m), {}, Lerp{});
   }
 };
 

@@ -94,10 +94,10 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                 bias->sizes());
     in.push_back(read_as(*bias, to_shlo(input.scalar_type())));
   }
-  engine::Ref r = op(key_of(has_bias ? "conv_b" : "conv", p), std::move(in),
-                     shlo::Type{to_shlo(input.scalar_type()), out}, [p, has_bias](Builder& b, const Vals& v) {
-                       return Vals{ops::conv_forward(b, v[0], v[1], has_bias ? &v[2] : nullptr, p)};
-                     });
+  engine::Ref r = legacy_op(key_of(has_bias ? "conv_b" : "conv", p), std::move(in),
+                            shlo::Type{to_shlo(input.scalar_type()), out}, [p, has_bias](Builder& b, const Vals& v) {
+                              return Vals{ops::conv_forward(b, v[0], v[1], has_bias ? &v[2] : nullptr, p)};
+                            });
   return wrap(r, input.device());
 }
 
@@ -113,19 +113,22 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   if (output_mask[0]) {
     // The input's size is not implied by grad_output's (strides floor it).
     gi = wrap(
-        op(key_of("conv_gi", p) + "i" + shape_str(input.sizes()), {gy, read(weight)}, shlo::Type{dt, in_shape},
-           [p, in_shape](Builder& b, const Vals& v) { return Vals{ops::conv_grad_input(b, v[0], v[1], in_shape, p)}; }),
+        legacy_op(key_of("conv_gi", p) + "i" + shape_str(input.sizes()), {gy, read(weight)}, shlo::Type{dt, in_shape},
+                  [p, in_shape](Builder& b, const Vals& v) {
+                    return Vals{ops::conv_grad_input(b, v[0], v[1], in_shape, p)};
+                  }),
         input.device());
   }
   if (output_mask[1]) {
     gw = wrap(
-        op(key_of("conv_gw", p) + "w" + shape_str(weight.sizes()), {gy, read(input)}, shlo::Type{dt, w_shape},
-           [p, w_shape](Builder& b, const Vals& v) { return Vals{ops::conv_grad_weight(b, v[0], v[1], w_shape, p)}; }),
+        legacy_op(
+            key_of("conv_gw", p) + "w" + shape_str(weight.sizes()), {gy, read(input)}, shlo::Type{dt, w_shape},
+            [p, w_shape](Builder& b, const Vals& v) { return Vals{ops::conv_grad_weight(b, v[0], v[1], w_shape, p)}; }),
         input.device());
   }
   if (output_mask[2]) {
-    gb = wrap(op("conv_gb", {gy}, shlo::Type{dt, {grad_output.size(1)}},
-                 [](Builder& b, const Vals& v) { return Vals{ops::conv_grad_bias(b, v[0])}; }),
+    gb = wrap(legacy_op("conv_gb", {gy}, shlo::Type{dt, {grad_output.size(1)}},
+                        [](Builder& b, const Vals& v) { return Vals{ops::conv_grad_bias(b, v[0])}; }),
               input.device());
   }
   return {gi, gw, gb};

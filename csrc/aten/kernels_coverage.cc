@@ -69,7 +69,7 @@ engine::Ref fft_c2c_ref(const at::Tensor& self, at::IntArrayRef dim, int64_t nor
   TORCH_CHECK(self.is_complex(), "_fft_c2c expects a complex input tensor, but got ", self.scalar_type());
   check_norm(norm);
   std::vector<int64_t> dims = fft_dims(self, dim);
-  return op(
+  return legacy_op(
       "fft_c2c" + ints(dims) + std::to_string(norm) + (forward ? "f" : "b"), {read(self)}, type_of(self),
       [dims, norm, forward](Builder& b, const Vals& in) { return Vals{ops::fft_c2c(b, in[0], dims, norm, forward)}; });
 }
@@ -84,10 +84,10 @@ engine::Ref fft_r2c_ref(const at::Tensor& self, at::IntArrayRef dim, int64_t nor
   shlo::Type t = type_of(self);
   t.dtype = self.scalar_type() == at::kDouble ? shlo::DType::C128 : shlo::DType::C64;
   if (onesided) t.shape[dims.back()] = t.shape[dims.back()] / 2 + 1;
-  return op("fft_r2c" + ints(dims) + std::to_string(norm) + (onesided ? "o" : "t"), {read(self)}, t,
-            [dims, norm, onesided](Builder& b, const Vals& in) {
-              return Vals{ops::fft_r2c(b, in[0], dims, norm, onesided)};
-            });
+  return legacy_op("fft_r2c" + ints(dims) + std::to_string(norm) + (onesided ? "o" : "t"), {read(self)}, t,
+                   [dims, norm, onesided](Builder& b, const Vals& in) {
+                     return Vals{ops::fft_r2c(b, in[0], dims, norm, onesided)};
+                   });
 }
 
 engine::Ref fft_c2r_ref(const at::Tensor& self, at::IntArrayRef dim, int64_t norm, int64_t last_dim_size) {
@@ -99,10 +99,10 @@ engine::Ref fft_c2r_ref(const at::Tensor& self, at::IntArrayRef dim, int64_t nor
   shlo::Type t = type_of(self);
   t.dtype = self.scalar_type() == at::kComplexDouble ? shlo::DType::F64 : shlo::DType::F32;
   t.shape[dims.back()] = last_dim_size;
-  return op("fft_c2r" + ints(dims) + std::to_string(norm) + ":" + std::to_string(last_dim_size), {read(self)}, t,
-            [dims, norm, last_dim_size](Builder& b, const Vals& in) {
-              return Vals{ops::fft_c2r(b, in[0], dims, norm, last_dim_size)};
-            });
+  return legacy_op("fft_c2r" + ints(dims) + std::to_string(norm) + ":" + std::to_string(last_dim_size), {read(self)}, t,
+                   [dims, norm, last_dim_size](Builder& b, const Vals& in) {
+                     return Vals{ops::fft_c2r(b, in[0], dims, norm, last_dim_size)};
+                   });
 }
 
 // ---- conjugation
@@ -110,7 +110,8 @@ engine::Ref fft_c2r_ref(const at::Tensor& self, at::IntArrayRef dim, int64_t nor
 engine::Ref conj_ref(const at::Tensor& self) {
   engine::Ref v = read(self);
   if (!self.is_complex()) return v;
-  return op("conj_physical", {v}, type_of(self), [](Builder& b, const Vals& in) { return Vals{ops::conj(b, in[0])}; });
+  return legacy_op("conj_physical", {v}, type_of(self),
+                   [](Builder& b, const Vals& in) { return Vals{ops::conj(b, in[0])}; });
 }
 
 // ---- small device reads (data-dependent sizes and input checks)
@@ -149,8 +150,8 @@ void nansum_into(const at::Tensor& out, const at::Tensor& self, at::OptionalIntA
   TORCH_CHECK(!c10::isComplexType(self.scalar_type()), "nansum does not support complex inputs");
   std::vector<int64_t> dims = reduce_dims(self, dim);
   shlo::DType o = to_shlo(out.scalar_type());
-  write(out, op("nansum" + ints(dims) + (keepdim ? "k>" : ">") + shlo::dtype_name(o), {read(self)}, type_of(out),
-                [=](Builder& b, const Vals& in) { return Vals{ops::nansum(b, in[0], dims, keepdim, o)}; }));
+  write(out, legacy_op("nansum" + ints(dims) + (keepdim ? "k>" : ">") + shlo::dtype_name(o), {read(self)}, type_of(out),
+                       [=](Builder& b, const Vals& in) { return Vals{ops::nansum(b, in[0], dims, keepdim, o)}; }));
 }
 
 }  // namespace
@@ -200,8 +201,8 @@ using Fn2 = std::function<Value(Builder&, Value, Value)>;
 
 template <class M>
 void binary_into(M& m, const at::Tensor& out, const char* key, const at::Tensor& a, const at::Tensor& b, Fn2 fn) {
-  pointwise(out, key, {a, b}, to_shlo(m.common_dtype()), {},
-            [fn](Builder& bb, const Vals& v) { return fn(bb, v[0], v[1]); });
+  legacy_pointwise(out, key, {a, b}, to_shlo(m.common_dtype()), {},
+                   [fn](Builder& bb, const Vals& v) { return fn(bb, v[0], v[1]); });
 }
 
 void check_integral(const char* op, at::ScalarType t, bool allow_bool = false) {
@@ -263,18 +264,18 @@ void index_reduce_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_
   check_index_bounds(index, 0, size, [](int64_t) { TORCH_CHECK_INDEX(false, "index out of range in self"); });
   if (out.numel() == 0) return;
   std::string r(reduce);
-  write(out, op("index_reduce:" + std::to_string(dim) + r + (include_self ? "+" : "-"),
-                {read(self), read(index), read(source)}, type_of(out), [=](Builder& b, const Vals& in) {
-                  Value x = in[0], idx = in[1], src = in[2];
-                  bool scalar = x.rank() == 0;
-                  if (scalar) {  // a 0-d self indexes like a 1-element vector
-                    x = b.reshape(x, {1});
-                    src = b.reshape(src, {shlo::numel(src.shape())});
-                  }
-                  if (idx.rank() == 0) idx = b.reshape(idx, {1});
-                  Value res = ops::index_reduce(b, x, dim, idx, src, r, include_self);
-                  return Vals{scalar ? b.reshape(res, {}) : res};
-                }));
+  write(out, legacy_op("index_reduce:" + std::to_string(dim) + r + (include_self ? "+" : "-"),
+                       {read(self), read(index), read(source)}, type_of(out), [=](Builder& b, const Vals& in) {
+                         Value x = in[0], idx = in[1], src = in[2];
+                         bool scalar = x.rank() == 0;
+                         if (scalar) {  // a 0-d self indexes like a 1-element vector
+                           x = b.reshape(x, {1});
+                           src = b.reshape(src, {shlo::numel(src.shape())});
+                         }
+                         if (idx.rank() == 0) idx = b.reshape(idx, {1});
+                         Value res = ops::index_reduce(b, x, dim, idx, src, r, include_self);
+                         return Vals{scalar ? b.reshape(res, {}) : res};
+                       }));
 }
 using MIndexReduce = at::meta::structured_index_reduce;
 
@@ -284,8 +285,8 @@ template <class M>
 void glu_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim) {
   check_floating("glu", self.scalar_type());
   dim = at::maybe_wrap_dim(dim, self.dim());
-  write(out, op("glu:" + std::to_string(dim), {read(self)}, type_of(out),
-                [dim](Builder& b, const Vals& in) { return Vals{ops::glu(b, in[0], dim)}; }));
+  write(out, legacy_op("glu:" + std::to_string(dim), {read(self)}, type_of(out),
+                       [dim](Builder& b, const Vals& in) { return Vals{ops::glu(b, in[0], dim)}; }));
 }
 using MGlu = at::meta::structured_glu;
 
@@ -299,8 +300,8 @@ engine::Ref glu_backward_ref(const at::Tensor& grad, const at::Tensor& self, int
   TORCH_CHECK(grad.sizes() == at::IntArrayRef(half), "glu_backward: grad_output of shape ", grad.sizes(),
               " does not match the halved input shape ", at::IntArrayRef(half));
   shlo::DType t = to_shlo(self.scalar_type());
-  return op("glu_backward:" + std::to_string(dim), {read_as(grad, t), read(self)}, type_of(self),
-            [dim](Builder& b, const Vals& in) { return Vals{ops::glu_backward(b, in[0], in[1], dim)}; });
+  return legacy_op("glu_backward:" + std::to_string(dim), {read_as(grad, t), read(self)}, type_of(self),
+                   [dim](Builder& b, const Vals& in) { return Vals{ops::glu_backward(b, in[0], in[1], dim)}; });
 }
 
 std::vector<int64_t> broadcast_shape(const at::Tensor& a, const at::Tensor& b) {
@@ -319,10 +320,10 @@ void cross_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Ten
   int64_t d = at::maybe_wrap_dim(dim, static_cast<int64_t>(out.dim()));
   shlo::Shape shape = shape_of(out.sizes());
   shlo::DType t = to_shlo(out.scalar_type());
-  write(out, op("cross:" + std::to_string(d), {read_as(self, t), read_as(other, t)}, type_of(out),
-                [d, shape](Builder& b, const Vals& in) {
-                  return Vals{ops::cross(b, b.broadcast_to(in[0], shape), b.broadcast_to(in[1], shape), d)};
-                }));
+  write(out, legacy_op("cross:" + std::to_string(d), {read_as(self, t), read_as(other, t)}, type_of(out),
+                       [d, shape](Builder& b, const Vals& in) {
+                         return Vals{ops::cross(b, b.broadcast_to(in[0], shape), b.broadcast_to(in[1], shape), d)};
+                       }));
 }
 using MCross = at::meta::structured_linalg_cross;
 
@@ -334,10 +335,11 @@ void renorm_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Sc
   int kind = pv == 0 ? 1 : pv == 1 ? 2 : pv == 2 ? 3 : std::isinf(pv) ? (pv > 0 ? 4 : 5) : 0;
   if (out.numel() == 0) return;
   shlo::DType acc = self.scalar_type() == at::kDouble ? shlo::DType::F64 : shlo::DType::F32;
-  write(out,
-        op("renorm:" + std::to_string(dim) + ":" + std::to_string(kind),
-           {read(self), scalar_of(p, acc), scalar_of(maxnorm, acc)}, type_of(out),
-           [dim, kind](Builder& b, const Vals& in) { return Vals{ops::renorm(b, in[0], in[1], dim, in[2], kind)}; }));
+  write(out, legacy_op("renorm:" + std::to_string(dim) + ":" + std::to_string(kind),
+                       {read(self), scalar_of(p, acc), scalar_of(maxnorm, acc)}, type_of(out),
+                       [dim, kind](Builder& b, const Vals& in) {
+                         return Vals{ops::renorm(b, in[0], in[1], dim, in[2], kind)};
+                       }));
 }
 using MRenorm = at::meta::structured_renorm;
 
@@ -398,12 +400,13 @@ at::Tensor search_impl(const at::Tensor& boundaries, const at::Tensor& values, b
   std::vector<engine::Ref> in{read_as(boundaries, c), read_as(values, c)};
   if (has_sorter) in.push_back(read(*sorter));
   int64_t last = boundaries.dim() - 1;
-  write(out, op(std::string("searchsorted") + (right ? "R" : "L") + (has_sorter ? "s>" : ">") + shlo::dtype_name(o), in,
-                type_of(out), [=](Builder& b, const Vals& v) {
-                  Value bd = v[0];
-                  if (has_sorter) bd = ops::gather_dim(b, bd, last, v[2]);
-                  return Vals{ops::search_sorted(b, bd, v[1], right, o)};
-                }));
+  write(out,
+        legacy_op(std::string("searchsorted") + (right ? "R" : "L") + (has_sorter ? "s>" : ">") + shlo::dtype_name(o),
+                  in, type_of(out), [=](Builder& b, const Vals& v) {
+                    Value bd = v[0];
+                    if (has_sorter) bd = ops::gather_dim(b, bd, last, v[2]);
+                    return Vals{ops::search_sorted(b, bd, v[1], right, o)};
+                  }));
   return out;
 }
 
@@ -440,7 +443,7 @@ engine::Ref max_unpool_ref(const at::Tensor& self, const at::Tensor& indices, at
   t.shape.assign(lead.begin() + (batched ? 0 : 1), lead.end());
   t.shape.insert(t.shape.end(), out_spatial.begin(), out_spatial.end());
   shlo::Shape final_shape = t.shape;
-  return op("max_unpool" + ints(output_size), {read(self), read(indices)}, t, [=](Builder& b, const Vals& in) {
+  return legacy_op("max_unpool" + ints(output_size), {read(self), read(indices)}, t, [=](Builder& b, const Vals& in) {
     Value x = b.reshape(in[0], in_shape), idx = b.reshape(in[1], in_shape);
     return Vals{b.reshape(ops::max_unpool(b, x, idx, out_spatial), final_shape)};
   });
@@ -461,7 +464,7 @@ engine::Ref robust_loss_ref(const at::Tensor& self, const at::Tensor& target, in
   shlo::DType t = to_shlo(at::result_type(self, target));
   shlo::Type ot{t, shape_of(loss_out_shape(self, target, reduction))};
   shlo::Shape bs = shape_of(shape);
-  return op(
+  return legacy_op(
       "robust_loss:" + std::to_string(kind) + ":" + std::to_string(reduction) + ":" + std::to_string(param),
       {read_as(self, t), read_as(target, t)}, ot, [=](Builder& b, const Vals& in) {
         return Vals{ops::robust_loss(b, b.broadcast_to(in[0], bs), b.broadcast_to(in[1], bs), kind, param, reduction)};
@@ -475,7 +478,7 @@ engine::Ref robust_loss_backward_ref(const at::Tensor& grad, const at::Tensor& s
               " broadcasts beyond the input's shape ", self.sizes());
   shlo::DType t = to_shlo(self.scalar_type());
   shlo::Shape bs = shape_of(shape);
-  return op(
+  return legacy_op(
       "robust_loss_backward:" + std::to_string(kind) + ":" + std::to_string(reduction) + ":" + std::to_string(param),
       {read_as(grad, t), read(self), read_as(target, t)}, type_of(self), [=](Builder& b, const Vals& in) {
         return Vals{ops::robust_loss_backward(b, in[0], in[1], b.broadcast_to(in[2], bs), kind, param, reduction)};
@@ -488,7 +491,7 @@ void check_unit_range(const at::Tensor& self, const at::Tensor& target) {
   int64_t n = self.numel();
   if (n == 0) return;
   shlo::DType t = to_shlo(self.scalar_type());
-  engine::Ref first = op(
+  engine::Ref first = legacy_op(
       "bce_unit_range", {read(self), read_as(target, t), scalar_of(0, t), scalar_of(1, t)},
       shlo::Type{shlo::DType::S64, {2}}, [](Builder& b, const Vals& in) {
         return Vals{b.concatenate(
@@ -518,13 +521,13 @@ engine::Ref bce_ref(const std::optional<at::Tensor>& grad, const at::Tensor& sel
   bool backward = grad.has_value();
   shlo::Type ot = backward || reduction == 0 ? type_of(self) : shlo::Type{t, {}};
   shlo::Shape xs = shape_of(self.sizes());
-  return op(std::string(backward ? "bce_backward:" : "bce:") + std::to_string(reduction) + (has_w ? "w" : ""), in, ot,
-            [=](Builder& b, const Vals& v) {
-              std::optional<Value> w;
-              if (has_w) w = v[2];
-              if (!backward) return Vals{ops::binary_cross_entropy(b, v[0], v[1], w, reduction)};
-              return Vals{ops::binary_cross_entropy_backward(b, v.back(), v[0], v[1], w, reduction)};
-            });
+  return legacy_op(std::string(backward ? "bce_backward:" : "bce:") + std::to_string(reduction) + (has_w ? "w" : ""),
+                   in, ot, [=](Builder& b, const Vals& v) {
+                     std::optional<Value> w;
+                     if (has_w) w = v[2];
+                     if (!backward) return Vals{ops::binary_cross_entropy(b, v[0], v[1], w, reduction)};
+                     return Vals{ops::binary_cross_entropy_backward(b, v.back(), v[0], v[1], w, reduction)};
+                   });
 }
 
 }  // namespace
@@ -553,8 +556,8 @@ bool equal(const at::Tensor& self, const at::Tensor& other) {
   if (self.sizes() != other.sizes()) return false;
   if (self.numel() == 0) return true;
   shlo::DType c = to_shlo(at::result_type(self, other));
-  engine::Ref r = op("equal", {read_as(self, c), read_as(other, c)}, shlo::Type{shlo::DType::PRED, {}},
-                     [](Builder& b, const Vals& in) { return Vals{ops::all_equal(b, in[0], in[1])}; });
+  engine::Ref r = legacy_op("equal", {read_as(self, c), read_as(other, c)}, shlo::Type{shlo::DType::PRED, {}},
+                            [](Builder& b, const Vals& in) { return Vals{ops::all_equal(b, in[0], in[1])}; });
   return fetch<uint8_t>(r)[0];
 }
 
@@ -562,8 +565,8 @@ at::Tensor trace(const at::Tensor& self) {
   TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
   at::ScalarType ot = at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type();
   shlo::DType o = to_shlo(ot);
-  return wrap(op("trace", {read(self)}, shlo::Type{o, {}},
-                 [o](Builder& b, const Vals& in) { return Vals{ops::trace(b, in[0], o)}; }),
+  return wrap(legacy_op("trace", {read(self)}, shlo::Type{o, {}},
+                        [o](Builder& b, const Vals& in) { return Vals{ops::trace(b, in[0], o)}; }),
               self.device());
 }
 
@@ -571,7 +574,7 @@ at::Tensor trace(const at::Tensor& self) {
 void _cummax_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
   dim = at::maybe_wrap_dim(dim, self.dim());
   int64_t d = self.dim() == 0 ? 0 : dim;
-  write_all({values, indices}, "cummax:" + std::to_string(d), {read(self)}, [d](Builder& b, const Vals& in) {
+  legacy_write_all({values, indices}, "cummax:" + std::to_string(d), {read(self)}, [d](Builder& b, const Vals& in) {
     auto [v, i] = ops::cum_extreme(b, in[0], d, true);
     return Vals{v, i};
   });
@@ -579,7 +582,7 @@ void _cummax_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indi
 void _cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
   dim = at::maybe_wrap_dim(dim, self.dim());
   int64_t d = self.dim() == 0 ? 0 : dim;
-  write_all({values, indices}, "cummin:" + std::to_string(d), {read(self)}, [d](Builder& b, const Vals& in) {
+  legacy_write_all({values, indices}, "cummin:" + std::to_string(d), {read(self)}, [d](Builder& b, const Vals& in) {
     auto [v, i] = ops::cum_extreme(b, in[0], d, false);
     return Vals{v, i};
   });
@@ -728,7 +731,7 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
   if (self.numel() > 0) {
     // The output length depends on the data: one read of [min, max].
     engine::Ref mm =
-        op("bincount_range", {read(self)}, shlo::Type{shlo::DType::S64, {2}}, [](Builder& b, const Vals& in) {
+        legacy_op("bincount_range", {read(self)}, shlo::Type{shlo::DType::S64, {2}}, [](Builder& b, const Vals& in) {
           Value f = b.convert(in[0], shlo::DType::S64);
           Value lo = b.reshape(b.reduce(f, b.highest(shlo::DType::S64), {0}, "minimum"), {1});
           Value hi = b.reshape(b.reduce(f, b.lowest(shlo::DType::S64), {0}, "maximum"), {1});
@@ -743,12 +746,12 @@ at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& wei
   shlo::DType o = to_shlo(ot);
   std::vector<engine::Ref> in{read(self)};
   if (has_w) in.push_back(read(*weights));
-  write(out, op("bincount:" + std::to_string(length) + (has_w ? "w" : ""), in, shlo::Type{o, {length}},
-                [=](Builder& b, const Vals& v) {
-                  std::optional<Value> w;
-                  if (has_w) w = v[1];
-                  return Vals{ops::bincount(b, v[0], w, length, o)};
-                }));
+  write(out, legacy_op("bincount:" + std::to_string(length) + (has_w ? "w" : ""), in, shlo::Type{o, {length}},
+                       [=](Builder& b, const Vals& v) {
+                         std::optional<Value> w;
+                         if (has_w) w = v[1];
+                         return Vals{ops::bincount(b, v[0], w, length, o)};
+                       }));
   return out;
 }
 

@@ -77,7 +77,7 @@ void max_into(const at::Tensor& out, const at::Tensor& indices, const at::Tensor
   if (out.numel() == 0) return;
   shlo::Shape in = batched_shape(self, ws.size());
   shlo::Shape final_shape = shape_of(out.sizes());
-  write_all({out, indices}, "window_max" + key_of(ws), {read(self)}, [=](Builder& b, const Vals& v) {
+  legacy_write_all({out, indices}, "window_max" + key_of(ws), {read(self)}, [=](Builder& b, const Vals& v) {
     auto [val, idx] = ops::window_max(b, b.reshape(v[0], in), ws);
     return Vals{b.reshape(val, final_shape), b.reshape(idx, final_shape)};
   });
@@ -86,10 +86,10 @@ void max_into(const at::Tensor& out, const at::Tensor& indices, const at::Tensor
 void avg_into(const at::Tensor& out, const at::Tensor& self, const std::vector<ops::Windows>& ws, int64_t div) {
   if (out.numel() == 0) return;
   shlo::Shape in = batched_shape(self, ws.size()), final_shape = shape_of(out.sizes());
-  write(out,
-        op("window_avg" + key_of(ws) + std::to_string(div), {read(self)}, type_of(out), [=](Builder& b, const Vals& v) {
-          return Vals{b.reshape(ops::window_avg(b, b.reshape(v[0], in), ws, div), final_shape)};
-        }));
+  write(out, legacy_op("window_avg" + key_of(ws) + std::to_string(div), {read(self)}, type_of(out),
+                       [=](Builder& b, const Vals& v) {
+                         return Vals{b.reshape(ops::window_avg(b, b.reshape(v[0], in), ws, div), final_shape)};
+                       }));
 }
 
 void avg_backward_into(const at::Tensor& grad_input, const at::Tensor& grad, const std::vector<ops::Windows>& ws,
@@ -97,10 +97,11 @@ void avg_backward_into(const at::Tensor& grad_input, const at::Tensor& grad, con
   if (grad_input.numel() == 0) return;
   shlo::Shape gs = batched_shape(grad, ws.size()), final_shape = shape_of(grad_input.sizes());
   shlo::DType t = to_shlo(grad_input.scalar_type());
-  write(grad_input, op("window_avg_backward" + key_of(ws) + std::to_string(div), {read_as(grad, t)},
-                       type_of(grad_input), [=](Builder& b, const Vals& v) {
-                         return Vals{b.reshape(ops::window_avg_backward(b, b.reshape(v[0], gs), ws, div), final_shape)};
-                       }));
+  write(grad_input,
+        legacy_op("window_avg_backward" + key_of(ws) + std::to_string(div), {read_as(grad, t)}, type_of(grad_input),
+                  [=](Builder& b, const Vals& v) {
+                    return Vals{b.reshape(ops::window_avg_backward(b, b.reshape(v[0], gs), ws, div), final_shape)};
+                  }));
 }
 
 void max_backward_into(const at::Tensor& grad_input, const at::Tensor& grad, const at::Tensor& indices, size_t n) {
@@ -108,11 +109,11 @@ void max_backward_into(const at::Tensor& grad_input, const at::Tensor& grad, con
   shlo::Shape gs = batched_shape(grad, n), final_shape = shape_of(grad_input.sizes());
   shlo::Shape in_spatial(grad_input.sizes().end() - n, grad_input.sizes().end());
   shlo::DType t = to_shlo(grad_input.scalar_type());
-  write(grad_input, op("plane_scatter_add" + shape_str(grad_input.sizes()), {read_as(grad, t), read(indices)},
-                       type_of(grad_input), [=](Builder& b, const Vals& v) {
-                         Value g = b.reshape(v[0], gs), i = b.reshape(v[1], gs);
-                         return Vals{b.reshape(ops::plane_scatter_add(b, g, i, in_spatial), final_shape)};
-                       }));
+  write(grad_input, legacy_op("plane_scatter_add" + shape_str(grad_input.sizes()), {read_as(grad, t), read(indices)},
+                              type_of(grad_input), [=](Builder& b, const Vals& v) {
+                                Value g = b.reshape(v[0], gs), i = b.reshape(v[1], gs);
+                                return Vals{b.reshape(ops::plane_scatter_add(b, g, i, in_spatial), final_shape)};
+                              }));
 }
 
 void check_float(const at::Tensor& self, const char* name) {

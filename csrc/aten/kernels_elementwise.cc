@@ -134,8 +134,8 @@ struct UnaryOp {
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& self) const {
     check_dtype(ops::name(U), m.common_dtype(), A);
-    pointwise(out, ops::name(U), {self}, common(m), {},
-              [](Builder& b, const Vals& v) { return ops::unary(b, U, v[0]); });
+    legacy_pointwise(out, ops::name(U), {self}, common(m), {},
+                     [](Builder& b, const Vals& v) { return ops::unary(b, U, v[0]); });
   }
 };
 
@@ -145,8 +145,8 @@ struct BackwardOp {
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& grad, const at::Tensor& saved) const {
     check_dtype(ops::name(B), m.common_dtype(), Accepts::Float);
-    pointwise(out, ops::name(B), {grad, saved}, common(m), {},
-              [](Builder& b, const Vals& v) { return ops::binary(b, B, v[0], v[1]); });
+    legacy_pointwise(out, ops::name(B), {grad, saved}, common(m), {},
+                     [](Builder& b, const Vals& v) { return ops::binary(b, B, v[0], v[1]); });
   }
 };
 
@@ -164,8 +164,8 @@ struct RoundDecimals {
     shlo::DType c = common(m);
     bool negative = decimals < 0;
     double ten_pow = std::pow(10.0, static_cast<double>(negative ? -decimals : decimals));
-    pointwise(out, negative ? "round_decimals_neg" : "round_decimals", {self}, c, {param(ten_pow, c)},
-              [negative](Builder& b, const Vals& v) { return ops::round_decimals(b, v[0], v[1], negative); });
+    legacy_pointwise(out, negative ? "round_decimals_neg" : "round_decimals", {self}, c, {param(ten_pow, c)},
+                     [negative](Builder& b, const Vals& v) { return ops::round_decimals(b, v[0], v[1], negative); });
   }
 };
 
@@ -182,9 +182,10 @@ struct NanToNum {
       });
     }
     shlo::DType c = common(m);
-    pointwise(out, "nan_to_num", {self}, c,
-              {scalar_of(nan.value_or(0.0), c), scalar_of(posinf.value_or(hi), c), scalar_of(neginf.value_or(lo), c)},
-              [](Builder& b, const Vals& v) { return ops::nan_to_num(b, v[0], v[1], v[2], v[3]); });
+    legacy_pointwise(
+        out, "nan_to_num", {self}, c,
+        {scalar_of(nan.value_or(0.0), c), scalar_of(posinf.value_or(hi), c), scalar_of(neginf.value_or(lo), c)},
+        [](Builder& b, const Vals& v) { return ops::nan_to_num(b, v[0], v[1], v[2], v[3]); });
   }
 };
 
@@ -194,8 +195,8 @@ struct Threshold {
                   const at::Scalar& value) const {
     check_dtype("threshold", m.common_dtype(), Accepts::NoBool);
     shlo::DType c = common(m);
-    pointwise(out, "threshold", {self}, c, {param(th, c), param(value, c)},
-              [](Builder& b, const Vals& v) { return ops::threshold(b, v[0], v[0], v[1], v[2]); });
+    legacy_pointwise(out, "threshold", {self}, c, {param(th, c), param(value, c)},
+                     [](Builder& b, const Vals& v) { return ops::threshold(b, v[0], v[0], v[1], v[2]); });
   }
 };
 
@@ -205,8 +206,8 @@ struct ThresholdBackward {
                   const at::Scalar& th) const {
     check_dtype("threshold_backward", m.common_dtype(), Accepts::NoBool);
     shlo::DType c = common(m);
-    pointwise(out, "threshold_backward", {self, grad}, c, {param(th, c), scalar_of(0, c)},
-              [](Builder& b, const Vals& v) { return ops::threshold(b, v[0], v[1], v[2], v[3]); });
+    legacy_pointwise(out, "threshold_backward", {self, grad}, c, {param(th, c), scalar_of(0, c)},
+                     [](Builder& b, const Vals& v) { return ops::threshold(b, v[0], v[1], v[2], v[3]); });
   }
 };
 
@@ -232,8 +233,8 @@ struct LeakyRelu {
   void operator()(M& m, const at::Tensor& out, const at::Tensor& self, const at::Scalar& slope) const {
     check_dtype("leaky_relu", m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
-    pointwise(out, "leaky_relu", {self}, c, {param(slope, c)},
-              [](Builder& b, const Vals& v) { return ops::leaky_relu(b, v[0], v[1]); });
+    legacy_pointwise(out, "leaky_relu", {self}, c, {param(slope, c)},
+                     [](Builder& b, const Vals& v) { return ops::leaky_relu(b, v[0], v[1]); });
   }
 };
 
@@ -243,8 +244,8 @@ struct LeakyReluBackward {
                   bool /*self_is_result: checked by the meta*/) const {
     check_dtype("leaky_relu_backward", m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
-    pointwise(out, "leaky_relu_backward", {grad, self}, c, {param(slope, c)},
-              [](Builder& b, const Vals& v) { return ops::leaky_relu_backward(b, v[0], v[1], v[2]); });
+    legacy_pointwise(out, "leaky_relu_backward", {grad, self}, c, {param(slope, c)},
+                     [](Builder& b, const Vals& v) { return ops::leaky_relu_backward(b, v[0], v[1], v[2]); });
   }
 };
 
@@ -254,8 +255,8 @@ struct Elu {
                   const at::Scalar& input_scale) const {
     check_dtype("elu", m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
-    pointwise(out, "elu", {self}, c, {param(alpha, c), param(scale, c), param(input_scale, c)},
-              [](Builder& b, const Vals& v) { return ops::elu(b, v[0], v[1], v[2], v[3]); });
+    legacy_pointwise(out, "elu", {self}, c, {param(alpha, c), param(scale, c), param(input_scale, c)},
+                     [](Builder& b, const Vals& v) { return ops::elu(b, v[0], v[1], v[2], v[3]); });
   }
 };
 
@@ -265,10 +266,10 @@ struct EluBackward {
                   const at::Scalar& input_scale, bool is_result, const at::Tensor& self_or_result) const {
     check_dtype("elu_backward", m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
-    pointwise(out, is_result ? "elu_backward_result" : "elu_backward", {grad, self_or_result}, c,
-              {param(alpha, c), param(scale, c), param(input_scale, c)}, [is_result](Builder& b, const Vals& v) {
-                return ops::elu_backward(b, v[0], v[1], v[2], v[3], v[4], is_result);
-              });
+    legacy_pointwise(out, is_result ? "elu_backward_result" : "elu_backward", {grad, self_or_result}, c,
+                     {param(alpha, c), param(scale, c), param(input_scale, c)}, [is_result](Builder& b, const Vals& v) {
+                       return ops::elu_backward(b, v[0], v[1], v[2], v[3], v[4], is_result);
+                     });
   }
 };
 
@@ -278,8 +279,8 @@ struct HardtanhBackward {
                   const at::Scalar& hi) const {
     check_dtype("hardtanh_backward", m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
-    pointwise(out, "hardtanh_backward", {grad, self}, c, {param(lo, c), param(hi, c)},
-              [](Builder& b, const Vals& v) { return ops::hardtanh_backward(b, v[0], v[1], v[2], v[3]); });
+    legacy_pointwise(out, "hardtanh_backward", {grad, self}, c, {param(lo, c), param(hi, c)},
+                     [](Builder& b, const Vals& v) { return ops::hardtanh_backward(b, v[0], v[1], v[2], v[3]); });
   }
 };
 
@@ -289,8 +290,8 @@ struct Softplus {
                   const at::Scalar& threshold) const {
     check_dtype("softplus", m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
-    pointwise(out, "softplus", {self}, c, {param(beta, c), param(threshold, c)},
-              [](Builder& b, const Vals& v) { return ops::softplus(b, v[0], v[1], v[2]); });
+    legacy_pointwise(out, "softplus", {self}, c, {param(beta, c), param(threshold, c)},
+                     [](Builder& b, const Vals& v) { return ops::softplus(b, v[0], v[1], v[2]); });
   }
 };
 
@@ -300,8 +301,8 @@ struct SoftplusBackward {
                   const at::Scalar& threshold) const {
     check_dtype("softplus_backward", m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
-    pointwise(out, "softplus_backward", {grad, self}, c, {param(beta, c), param(threshold, c)},
-              [](Builder& b, const Vals& v) { return ops::softplus_backward(b, v[0], v[1], v[2], v[3]); });
+    legacy_pointwise(out, "softplus_backward", {grad, self}, c, {param(beta, c), param(threshold, c)},
+                     [](Builder& b, const Vals& v) { return ops::softplus_backward(b, v[0], v[1], v[2], v[3]); });
   }
 };
 
@@ -312,8 +313,8 @@ struct Shrink {
     const char* name = Soft ? "softshrink" : "hardshrink";
     check_dtype(name, m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
-    pointwise(out, name, {self}, c, {Soft ? param(lambd, c) : scalar_of(lambd, c)},
-              [](Builder& b, const Vals& v) { return ops::shrink(b, v[0], v[1], Soft); });
+    legacy_pointwise(out, name, {self}, c, {Soft ? param(lambd, c) : scalar_of(lambd, c)},
+                     [](Builder& b, const Vals& v) { return ops::shrink(b, v[0], v[1], Soft); });
   }
 };
 
@@ -323,8 +324,8 @@ struct ShrinkBackward {
                   const at::Scalar& lambd) const {
     check_dtype("shrink_backward", m.common_dtype(), Accepts::Float);
     shlo::DType c = common(m);
-    pointwise(out, "shrink_backward", {grad, self}, c, {scalar_of(lambd, c)},
-              [](Builder& b, const Vals& v) { return ops::shrink_backward(b, v[0], v[1], v[2]); });
+    legacy_pointwise(out, "shrink_backward", {grad, self}, c, {scalar_of(lambd, c)},
+                     [](Builder& b, const Vals& v) { return ops::shrink_backward(b, v[0], v[1], v[2]); });
   }
 };
 
@@ -333,8 +334,8 @@ struct Polygamma {
   void operator()(M& m, const at::Tensor& out, int64_t n, const at::Tensor& self) const {
     if (n == 0) return UnaryOp<Unary::Digamma, Accepts::All>{}(m, out, self);
     shlo::DType c = common(m);
-    pointwise(out, "polygamma", {self}, c, {scalar_of(n, ops::opmath(c))},
-              [](Builder& b, const Vals& v) { return ops::polygamma(b, v[1], v[0]); });
+    legacy_pointwise(out, "polygamma", {self}, c, {scalar_of(n, ops::opmath(c))},
+                     [](Builder& b, const Vals& v) { return ops::polygamma(b, v[1], v[0]); });
   }
 };
 
@@ -349,7 +350,7 @@ struct Logit {
     bool clamps = logit_clamps(eps);
     std::vector<engine::Ref> extra;
     if (clamps) extra.push_back(param(*eps, c));
-    pointwise(out, clamps ? "logit_eps" : "logit", {self}, c, extra, [clamps](Builder& b, const Vals& v) {
+    legacy_pointwise(out, clamps ? "logit_eps" : "logit", {self}, c, extra, [clamps](Builder& b, const Vals& v) {
       return ops::logit(b, v[0], clamps ? std::optional<Value>(v[1]) : std::nullopt);
     });
   }
@@ -364,10 +365,10 @@ struct LogitBackward {
     bool clamps = logit_clamps(eps);
     std::vector<engine::Ref> extra;
     if (clamps) extra.push_back(param(*eps, c));
-    pointwise(out, clamps ? "logit_backward_eps" : "logit_backward", {grad, self}, c, extra,
-              [clamps](Builder& b, const Vals& v) {
-                return ops::logit_backward(b, v[0], v[1], clamps ? std::optional<Value>(v[2]) : std::nullopt);
-              });
+    legacy_pointwise(out, clamps ? "logit_backward_eps" : "logit_backward", {grad, self}, c, extra,
+                     [clamps](Builder& b, const Vals& v) {
+                       return ops::logit_backward(b, v[0], v[1], clamps ? std::optional<Value>(v[2]) : std::nullopt);
+                     });
   }
 };
 
@@ -382,13 +383,13 @@ struct ClampScalar {
     if (lo) bounds.push_back(scalar_of(lo.get(), c));
     if (hi) bounds.push_back(scalar_of(hi.get(), c));
     bool has_lo = lo.has_value(), has_hi = hi.has_value();
-    pointwise(out, std::string("clamp") + (has_lo ? "_lo" : "") + (has_hi ? "_hi" : ""), {self}, c, bounds,
-              [has_lo, has_hi](Builder& b, const Vals& v) {
-                std::optional<Value> l, h;
-                if (has_lo) l = v[1];
-                if (has_hi) h = v[has_lo ? 2 : 1];
-                return ops::clamp(b, v[0], l, h);
-              });
+    legacy_pointwise(out, std::string("clamp") + (has_lo ? "_lo" : "") + (has_hi ? "_hi" : ""), {self}, c, bounds,
+                     [has_lo, has_hi](Builder& b, const Vals& v) {
+                       std::optional<Value> l, h;
+                       if (has_lo) l = v[1];
+                       if (has_hi) h = v[has_lo ? 2 : 1];
+                       return ops::clamp(b, v[0], l, h);
+                     });
   }
 };
 
@@ -402,13 +403,13 @@ struct ClampTensor {
     if (lo) in.push_back(*lo);
     if (hi) in.push_back(*hi);
     bool has_lo = lo.has_value(), has_hi = hi.has_value();
-    pointwise(out, std::string("clamp_t") + (has_lo ? "_lo" : "") + (has_hi ? "_hi" : ""), in, common(m), {},
-              [has_lo, has_hi](Builder& b, const Vals& v) {
-                std::optional<Value> l, h;
-                if (has_lo) l = v[1];
-                if (has_hi) h = v[has_lo ? 2 : 1];
-                return ops::clamp(b, v[0], l, h);
-              });
+    legacy_pointwise(out, std::string("clamp_t") + (has_lo ? "_lo" : "") + (has_hi ? "_hi" : ""), in, common(m), {},
+                     [has_lo, has_hi](Builder& b, const Vals& v) {
+                       std::optional<Value> l, h;
+                       if (has_lo) l = v[1];
+                       if (has_hi) h = v[has_lo ? 2 : 1];
+                       return ops::clamp(b, v[0], l, h);
+                     });
   }
 };
 
@@ -439,8 +440,8 @@ at::OptionalTensorRef ref(const std::optional<at::Tensor>& t) {
 
 // where / masked_fill: out already has its final shape and dtype.
 void where_into(const at::Tensor& out, const at::Tensor& cond, const at::Tensor& self, const at::Tensor& other) {
-  pointwise(out, "where", {cond, self, other}, to_shlo(out.scalar_type()), {},
-            [](Builder& b, const Vals& v) { return ops::where(b, v[0], v[1], v[2]); });
+  legacy_pointwise(out, "where", {cond, self, other}, to_shlo(out.scalar_type()), {},
+                   [](Builder& b, const Vals& v) { return ops::where(b, v[0], v[1], v[2]); });
 }
 
 at::ScalarType where_check(const at::Tensor& cond, const at::Tensor& self, const at::Tensor& other) {
@@ -464,8 +465,8 @@ void masked_fill_check(const at::Tensor& mask) {
 }
 
 void masked_fill_into(const at::Tensor& out, const at::Tensor& self, const at::Tensor& mask, engine::Ref value) {
-  pointwise(out, "masked_fill", {self, mask}, to_shlo(out.scalar_type()), {value},
-            [](Builder& b, const Vals& v) { return ops::where(b, v[1], ops::splat(b, v[2], v[0]), v[0]); });
+  legacy_pointwise(out, "masked_fill", {self, mask}, to_shlo(out.scalar_type()), {value},
+                   [](Builder& b, const Vals& v) { return ops::where(b, v[1], ops::splat(b, v[2], v[0]), v[0]); });
 }
 
 engine::Ref fill_value(const at::Tensor& self, const at::Scalar& value) {
@@ -556,8 +557,8 @@ EW_UNARY(trunc, at::meta::structured_trunc, Trunc, NoBool)
 // abs of a complex tensor is its real modulus (PyTorch's complex-to-float unary rule).
 namespace {
 void complex_abs_into(const at::Tensor& out, const at::Tensor& s) {
-  pointwise(out, "abs", {s}, to_shlo(s.scalar_type()), {},
-            [](Builder& b, const Vals& v) { return ops::unary(b, Unary::Abs, v[0]); });
+  legacy_pointwise(out, "abs", {s}, to_shlo(s.scalar_type()), {},
+                   [](Builder& b, const Vals& v) { return ops::unary(b, Unary::Abs, v[0]); });
 }
 }  // namespace
 at::Tensor abs(const at::Tensor& s) {

@@ -39,10 +39,11 @@ at::Tensor _grouped_mm(const at::Tensor& a, const at::Tensor& b, const std::opti
   std::vector<engine::Ref> in{read(a), read(b)};
   if (has_offs) in.push_back(read(*offs));
   shlo::DType o = to_shlo(od);
-  engine::Ref r = op("grouped_mm", std::move(in), shlo::Type{o, out},
-                     [has_offs, o](shlo::Builder& bl, const std::vector<shlo::Value>& v) {
-                       return std::vector<shlo::Value>{ops::grouped_mm(bl, v[0], v[1], has_offs ? &v[2] : nullptr, o)};
-                     });
+  engine::Ref r =
+      legacy_op("grouped_mm", std::move(in), shlo::Type{o, out},
+                [has_offs, o](shlo::Builder& bl, const std::vector<shlo::Value>& v) {
+                  return std::vector<shlo::Value>{ops::grouped_mm(bl, v[0], v[1], has_offs ? &v[2] : nullptr, o)};
+                });
   return wrap(r, a.device());
 }
 

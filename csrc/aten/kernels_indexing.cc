@@ -129,8 +129,8 @@ void check_range(const at::Tensor& idx, int64_t lo, int64_t hi, F fail) {
   std::optional<engine::Ref> base = storage_ref(idx);
   std::optional<Bounds> known = base ? known_bounds(*base) : std::nullopt;
   if (known && known->min >= lo && known->max < hi) return;
-  engine::Ref r = op("index_bounds", {read(idx)}, shlo::Type{shlo::DType::S64, {2}},
-                     [](Builder& b, const Vals& in) { return Vals{ops::index_bounds(b, in[0])}; });
+  engine::Ref r = legacy_op("index_bounds", {read(idx)}, shlo::Type{shlo::DType::S64, {2}},
+                            [](Builder& b, const Vals& in) { return Vals{ops::index_bounds(b, in[0])}; });
   bool whole = idx.is_contiguous() && idx.storage_offset() == 0 &&
                idx.numel() * static_cast<int64_t>(idx.element_size()) == static_cast<int64_t>(state_of(idx).nbytes);
   std::optional<engine::Ref> keep = base && whole ? base : std::nullopt;
@@ -185,8 +185,8 @@ void gather_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim,
   dim = at::maybe_wrap_dim(dim, self.dim());
   check_dim_range(index, dim, size_at(self, dim));
   if (out.numel() == 0) return;
-  write(out, op("gather:" + std::to_string(dim), {read(self), read(index)}, type_of(out),
-                [dim](Builder& b, const Vals& in) { return Vals{ops::gather_dim(b, in[0], dim, in[1])}; }));
+  write(out, legacy_op("gather:" + std::to_string(dim), {read(self), read(index)}, type_of(out),
+                       [dim](Builder& b, const Vals& in) { return Vals{ops::gather_dim(b, in[0], dim, in[1])}; }));
 }
 
 // scatter with src a tensor or a scalar operand; mode: "" (replace), add,
@@ -197,7 +197,7 @@ void scatter_common(const at::Tensor& out, const at::Tensor& self, int64_t dim, 
   check_dim_range(index, dim, size_at(self, dim));
   if (out.numel() == 0) return;
   std::string key = "scatter:" + std::to_string(dim) + ":" + mode + (two ? (include_self ? ":two+" : ":two-") : "");
-  write(out, op(key, {read(self), read(index), src}, type_of(out), [=](Builder& b, const Vals& in) {
+  write(out, legacy_op(key, {read(self), read(index), src}, type_of(out), [=](Builder& b, const Vals& in) {
           if (two) return Vals{ops::scatter_reduce(b, in[0], dim, in[1], in[2], mode, include_self)};
           ops::Combine c = mode == "add"        ? ops::Combine::Add
                            : mode == "multiply" ? ops::Combine::Mul
@@ -258,10 +258,10 @@ void index_add_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t d
     check_range(index, 0, size_at(self, dim), [](int64_t) { TORCH_CHECK_INDEX(false, "index out of range in self"); });
   if (out.numel() == 0) return;
   shlo::DType d = to_shlo(self.scalar_type());
-  write(out, op("index_add:" + std::to_string(dim), {read(self), read(index), read(source), scalar_of(alpha, d)},
-                type_of(out), [dim](Builder& b, const Vals& in) {
-                  return Vals{ops::index_add(b, in[0], dim, in[1], in[2], in[3])};
-                }));
+  write(out, legacy_op("index_add:" + std::to_string(dim), {read(self), read(index), read(source), scalar_of(alpha, d)},
+                       type_of(out), [dim](Builder& b, const Vals& in) {
+                         return Vals{ops::index_add(b, in[0], dim, in[1], in[2], in[3])};
+                       }));
 }
 
 template <class M>
@@ -273,10 +273,10 @@ void index_copy_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t 
     TORCH_CHECK_INDEX(false, "index_copy_(): index ", v, " is out of bounds for dimension ", dim, " with size ", size);
   });
   if (out.numel() == 0) return;
-  write(out, op("index_copy:" + std::to_string(dim), {read(self), read(index), read(source)}, type_of(out),
-                [dim](Builder& b, const Vals& in) {
-                  return Vals{ops::index_scatter(b, in[0], dim, in[1], in[2], ops::Combine::Replace, false)};
-                }));
+  write(out, legacy_op("index_copy:" + std::to_string(dim), {read(self), read(index), read(source)}, type_of(out),
+                       [dim](Builder& b, const Vals& in) {
+                         return Vals{ops::index_scatter(b, in[0], dim, in[1], in[2], ops::Combine::Replace, false)};
+                       }));
 }
 
 // ---- advanced indexing
@@ -366,7 +366,7 @@ at::Tensor& index_into(const at::Tensor& self, const c10::List<std::optional<at:
   std::vector<engine::Ref> in{read(self)};
   for (const at::Tensor& t : e.idx) in.push_back(index_ref(t, self.device()));
   std::vector<int64_t> dims = e.dims;
-  write(out, op(index_key("index", e), in, type_of(out), [dims, B](Builder& b, const Vals& v) {
+  write(out, legacy_op(index_key("index", e), in, type_of(out), [dims, B](Builder& b, const Vals& v) {
           return Vals{ops::advanced_index(b, v[0], dims, Vals(v.begin() + 1, v.end()), B)};
         }));
   return out;
@@ -403,8 +403,8 @@ void write_outputs(const std::string& key, std::vector<engine::Ref> inputs, cons
       write(t.view({-1}), r[i]);
     } else {
       shlo::Shape s = shapes[i];
-      write(t, op("reshape" + ints(s), {r[i]}, type_of(t),
-                  [s](Builder& b, const Vals& in) { return Vals{b.reshape(in[0], s)}; }));
+      write(t, legacy_op("reshape" + ints(s), {r[i]}, type_of(t),
+                         [s](Builder& b, const Vals& in) { return Vals{b.reshape(in[0], s)}; }));
     }
   }
 }
@@ -490,8 +490,8 @@ at::Tensor& index_select_out(const at::Tensor& self, int64_t dim, const at::Tens
   check_range(index, 0, size_at(self, dim), [](int64_t) { TORCH_CHECK_INDEX(false, "index out of range in self"); });
   resize_out(out, os, self.scalar_type(), "index_select");
   if (out.numel() == 0) return out;
-  write(out, op("index_select:" + std::to_string(dim), {read(self), read(index)}, type_of(out),
-                [dim](Builder& b, const Vals& in) { return Vals{ops::index_select(b, in[0], dim, in[1])}; }));
+  write(out, legacy_op("index_select:" + std::to_string(dim), {read(self), read(index)}, type_of(out),
+                       [dim](Builder& b, const Vals& in) { return Vals{ops::index_select(b, in[0], dim, in[1])}; }));
   return out;
 }
 at::Tensor index_select(const at::Tensor& self, int64_t dim, const at::Tensor& index) {
@@ -614,10 +614,10 @@ at::Tensor& index_fill_common(at::Tensor& self, int64_t dim, const at::Tensor& i
     TORCH_CHECK_INDEX(false, "index ", v, " is out of bounds for dimension ", dim, " with size ", size);
   });
   if (self.numel() == 0 || index.numel() == 0) return self;
-  write(self, op("index_fill:" + std::to_string(dim), {read(self), read(index), value}, type_of(self),
-                 [dim](Builder& b, const Vals& in) {
-                   return Vals{ops::index_scatter(b, in[0], dim, in[1], in[2], ops::Combine::Replace, true)};
-                 }));
+  write(self, legacy_op("index_fill:" + std::to_string(dim), {read(self), read(index), value}, type_of(self),
+                        [dim](Builder& b, const Vals& in) {
+                          return Vals{ops::index_scatter(b, in[0], dim, in[1], in[2], ops::Combine::Replace, true)};
+                        }));
   return self;
 }
 }  // namespace
@@ -668,7 +668,7 @@ at::Tensor& _index_put_impl_(at::Tensor& self, const c10::List<std::optional<at:
   for (const at::Tensor& t : e.idx) in.push_back(index_ref(t, self.device()));
   std::vector<int64_t> dims = e.dims;
   std::string key = index_key(accumulate ? "index_put+" : "index_put", e);
-  write(self, op(key, in, type_of(self), [dims, B, accumulate](Builder& b, const Vals& x) {
+  write(self, legacy_op(key, in, type_of(self), [dims, B, accumulate](Builder& b, const Vals& x) {
           return Vals{ops::advanced_index_put(b, x[0], dims, Vals(x.begin() + 2, x.end()), B, x[1], accumulate)};
         }));
   return self;
@@ -687,8 +687,8 @@ at::Tensor& take_out(const at::Tensor& self, const at::Tensor& index, at::Tensor
   });
   resize_out(out, index.sizes(), self.scalar_type(), "take");
   if (out.numel() == 0) return out;
-  write(out, op("take", {read(self), read(index)}, type_of(out),
-                [](Builder& b, const Vals& in) { return Vals{ops::take(b, in[0], in[1])}; }));
+  write(out, legacy_op("take", {read(self), read(index)}, type_of(out),
+                       [](Builder& b, const Vals& in) { return Vals{ops::take(b, in[0], in[1])}; }));
   return out;
 }
 at::Tensor take(const at::Tensor& self, const at::Tensor& index) {
@@ -706,7 +706,7 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad, const at::Tensor& in
   if (out.numel() == 0) return out;
   std::string key = "embedding_backward:" + std::to_string(num_weights) + ":" + std::to_string(padding_idx) +
                     (scale_grad_by_freq ? ":freq" : "");
-  write(out, op(key, {read(grad), read(indices)}, type_of(out), [=](Builder& b, const Vals& in) {
+  write(out, legacy_op(key, {read(grad), read(indices)}, type_of(out), [=](Builder& b, const Vals& in) {
           return Vals{ops::embedding_backward(b, in[0], in[1], num_weights, padding_idx, scale_grad_by_freq)};
         }));
   return out;
@@ -724,12 +724,12 @@ at::Tensor& masked_scatter_(at::Tensor& self, const at::Tensor& mask, const at::
   if (self.numel() == 0) return self;
   engine::Ref m = broadcast(read(mask), shape_of(self.sizes()));
   // Data-dependent check: source must hold one element per true position.
-  int64_t count = fetch_count(op("count_true", {m}, shlo::Type{shlo::DType::S64, {}},
-                                 [](Builder& b, const Vals& in) { return Vals{ops::count_true(b, in[0])}; }));
+  int64_t count = fetch_count(legacy_op("count_true", {m}, shlo::Type{shlo::DType::S64, {}},
+                                        [](Builder& b, const Vals& in) { return Vals{ops::count_true(b, in[0])}; }));
   TORCH_CHECK(count <= source.numel(), "Number of elements of source < number of ones in mask");
   if (count == 0) return self;
-  write(self, op("masked_scatter", {read(self), m, read(source)}, type_of(self),
-                 [](Builder& b, const Vals& in) { return Vals{ops::masked_scatter(b, in[0], in[1], in[2])}; }));
+  write(self, legacy_op("masked_scatter", {read(self), m, read(source)}, type_of(self),
+                        [](Builder& b, const Vals& in) { return Vals{ops::masked_scatter(b, in[0], in[1], in[2])}; }));
   return self;
 }
 
@@ -769,7 +769,8 @@ void cat_into(const at::Tensor& out, const at::ITensorListRef& tensors, int64_t 
     in.push_back(read(t));
   }
   shlo::DType to = to_shlo(out.scalar_type());
-  write(out, op(key, in, type_of(out), [dim, to](Builder& b, const Vals& v) { return Vals{ops::cat(b, v, dim, to)}; }));
+  write(out, legacy_op(key, in, type_of(out),
+                       [dim, to](Builder& b, const Vals& v) { return Vals{ops::cat(b, v, dim, to)}; }));
 }
 }  // namespace
 
@@ -797,8 +798,8 @@ at::Tensor flip(const at::Tensor& self, at::IntArrayRef dims) {
   }
   std::sort(d.begin(), d.end());
   if (self.numel() == 0 || d.empty()) return self.clone();
-  return wrap(op("flip" + ints(d), {read(self)}, type_of(self),
-                 [d](Builder& b, const Vals& in) { return Vals{ops::flip(b, in[0], d)}; }),
+  return wrap(legacy_op("flip" + ints(d), {read(self)}, type_of(self),
+                        [d](Builder& b, const Vals& in) { return Vals{ops::flip(b, in[0], d)}; }),
               self.device());
 }
 
@@ -812,8 +813,8 @@ at::Tensor roll(const at::Tensor& self, c10::SymIntArrayRef shifts_, at::IntArra
   std::vector<int64_t> d;
   for (int64_t x : dims) d.push_back(at::maybe_wrap_dim(x, self.dim()));
   if (self.numel() == 0) return self.clone();
-  return wrap(op("roll" + ints(shifts) + ints(d), {read(self)}, type_of(self),
-                 [shifts, d](Builder& b, const Vals& in) { return Vals{ops::roll(b, in[0], shifts, d)}; }),
+  return wrap(legacy_op("roll" + ints(shifts) + ints(d), {read(self)}, type_of(self),
+                        [shifts, d](Builder& b, const Vals& in) { return Vals{ops::roll(b, in[0], shifts, d)}; }),
               self.device());
 }
 
@@ -835,8 +836,9 @@ at::Tensor constant_pad_nd(const at::Tensor& self, c10::SymIntArrayRef pad_, con
   }
   at::Tensor out = empty(os, self.scalar_type(), self.device());
   if (out.numel() == 0) return out;
-  write(out, op("constant_pad" + ints(pad), {read(self), scalar_of(value, to_shlo(self.scalar_type()))}, type_of(out),
-                [pad](Builder& b, const Vals& in) { return Vals{ops::constant_pad(b, in[0], in[1], pad)}; }));
+  write(out,
+        legacy_op("constant_pad" + ints(pad), {read(self), scalar_of(value, to_shlo(self.scalar_type()))}, type_of(out),
+                  [pad](Builder& b, const Vals& in) { return Vals{ops::constant_pad(b, in[0], in[1], pad)}; }));
   return out;
 }
 
@@ -846,8 +848,8 @@ struct TriImpl {
   template <class M>
   static void run(M&, const at::Tensor& out, const at::Tensor& self, int64_t diagonal) {
     if (out.numel() == 0) return;
-    write(out, op(Upper ? "triu" : "tril", {read(self), engine::scalar_i64(diagonal)}, type_of(out),
-                  [](Builder& b, const Vals& in) { return Vals{ops::triangle(b, in[0], in[1], Upper)}; }));
+    write(out, legacy_op(Upper ? "triu" : "tril", {read(self), engine::scalar_i64(diagonal)}, type_of(out),
+                         [](Builder& b, const Vals& in) { return Vals{ops::triangle(b, in[0], in[1], Upper)}; }));
   }
 };
 }  // namespace
@@ -962,12 +964,12 @@ at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
               "nonzero: Expected out tensor to have scalar type Long but got scalar type", out.scalar_type());
   int64_t count = 0;
   if (self.numel() > 0)
-    count = fetch_count(op("count_true", {read(self)}, shlo::Type{shlo::DType::S64, {}},
-                           [](Builder& b, const Vals& in) { return Vals{ops::count_true(b, in[0])}; }));
+    count = fetch_count(legacy_op("count_true", {read(self)}, shlo::Type{shlo::DType::S64, {}},
+                                  [](Builder& b, const Vals& in) { return Vals{ops::count_true(b, in[0])}; }));
   at::native::resize_output(out, {count, self.dim()});
   if (out.numel() == 0) return out;
-  write(out, op("nonzero:" + std::to_string(count), {read(self)}, type_of(out),
-                [count](Builder& b, const Vals& in) { return Vals{ops::nonzero(b, in[0], count)}; }));
+  write(out, legacy_op("nonzero:" + std::to_string(count), {read(self)}, type_of(out),
+                       [count](Builder& b, const Vals& in) { return Vals{ops::nonzero(b, in[0], count)}; }));
   int64_t largest = 1;
   for (int64_t d : self.sizes()) largest = std::max(largest, d);
   trust_indices(out, largest);
@@ -983,8 +985,9 @@ at::Tensor& nonzero_static_out(const at::Tensor& self, c10::SymInt size_, int64_
   TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
   resize_out(out, {size, self.dim()}, at::kLong, "nonzero_static");
   if (out.numel() == 0) return out;
-  write(out, op("nonzero_static:" + std::to_string(size), {read(self), engine::scalar_i64(fill_value)}, type_of(out),
-                [size](Builder& b, const Vals& in) { return Vals{ops::nonzero_static(b, in[0], size, in[1])}; }));
+  write(out,
+        legacy_op("nonzero_static:" + std::to_string(size), {read(self), engine::scalar_i64(fill_value)}, type_of(out),
+                  [size](Builder& b, const Vals& in) { return Vals{ops::nonzero_static(b, in[0], size, in[1])}; }));
   return out;
 }
 at::Tensor nonzero_static(const at::Tensor& self, c10::SymInt size, int64_t fill_value) {
@@ -1004,10 +1007,10 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_common(const at::Tensor& s
   shlo::Shape rows{N, M};
   int64_t count = 0;
   if (N > 0)
-    count = fetch_count(op(std::string(name) + "_count", {read(x)}, shlo::Type{shlo::DType::S64, {}},
-                           [sorted, rows](Builder& b, const Vals& in) {
-                             return Vals{ops::unique_count(b, b.reshape(in[0], rows), sorted)};
-                           }));
+    count = fetch_count(legacy_op(std::string(name) + "_count", {read(x)}, shlo::Type{shlo::DType::S64, {}},
+                                  [sorted, rows](Builder& b, const Vals& in) {
+                                    return Vals{ops::unique_count(b, b.reshape(in[0], rows), sorted)};
+                                  }));
   at::DimVector vs(x.sizes());
   vs[0] = count;
   at::Tensor values = empty(vs, self.scalar_type(), self.device());
@@ -1057,8 +1060,8 @@ at::Tensor repeat_interleave_Tensor(const at::Tensor& repeats, std::optional<c10
     // The given size is trusted now and checked on the device, in the CPU's
     // order: the sum first, then the signs.
     if (repeats.numel() > 0) {
-      engine::Ref ms = op("min_and_sum", {read(repeats)}, shlo::Type{shlo::DType::S64, {2}},
-                          [](Builder& b, const Vals& in) { return Vals{ops::min_and_sum(b, in[0])}; });
+      engine::Ref ms = legacy_op("min_and_sum", {read(repeats)}, shlo::Type{shlo::DType::S64, {2}},
+                                 [](Builder& b, const Vals& in) { return Vals{ops::min_and_sum(b, in[0])}; });
       engine::defer_check(ms, [total](const std::vector<int64_t>& v) {
         TORCH_CHECK(v[1] == total, "allocated size does not match required size");
         TORCH_CHECK(v[0] >= 0, "repeats can not be negative");
@@ -1067,15 +1070,17 @@ at::Tensor repeat_interleave_Tensor(const at::Tensor& repeats, std::optional<c10
   } else if (repeats.numel() > 0) {
     // Data-dependent size: one read of [min, sum].
     std::vector<int64_t> ms =
-        fetch_i64(op("min_and_sum", {read(repeats)}, shlo::Type{shlo::DType::S64, {2}},
-                     [](Builder& b, const Vals& in) { return Vals{ops::min_and_sum(b, in[0])}; }));
+        fetch_i64(legacy_op("min_and_sum", {read(repeats)}, shlo::Type{shlo::DType::S64, {2}},
+                            [](Builder& b, const Vals& in) { return Vals{ops::min_and_sum(b, in[0])}; }));
     TORCH_CHECK(ms[0] >= 0, "repeats can not be negative");
     total = ms[1];
   }
   at::Tensor out = empty({total}, at::kLong, repeats.device());
   if (total == 0) return out;
-  write(out, op("repeat_interleave:" + std::to_string(total), {read(repeats)}, type_of(out),
-                [total](Builder& b, const Vals& in) { return Vals{ops::repeat_interleave_indices(b, in[0], total)}; }));
+  write(out, legacy_op("repeat_interleave:" + std::to_string(total), {read(repeats)}, type_of(out),
+                       [total](Builder& b, const Vals& in) {
+                         return Vals{ops::repeat_interleave_indices(b, in[0], total)};
+                       }));
   trust_indices(out, std::max<int64_t>(repeats.numel(), 1));
   return out;
 }

@@ -35,7 +35,7 @@ void check_product_dtype(const char* name, const at::Tensor& t) {
 
 // Records one product node computing `out` from `in` and stores it.
 void record_into(const at::Tensor& out, const std::string& key, std::vector<engine::Ref> in, ProductFn fn) {
-  write(out, op(key, std::move(in), type_of(out), [fn](Builder& b, const Vals& v) { return Vals{fn(b, v)}; }));
+  write(out, legacy_op(key, std::move(in), type_of(out), [fn](Builder& b, const Vals& v) { return Vals{fn(b, v)}; }));
 }
 
 // beta and alpha as 0-d operands in the dtype the product accumulates in.
@@ -241,8 +241,8 @@ at::Tensor wrap_like_layout(engine::Ref v, const at::Tensor& like) {
     permuted[i] = v.type().shape[order[i]];
     key += std::to_string(order[i]) + ",";
   }
-  engine::Ref t = op(key + "]", {v}, shlo::Type{v.type().dtype, permuted},
-                     [order](Builder& b, const Vals& x) { return Vals{b.transpose(x[0], order)}; });
+  engine::Ref t = legacy_op(key + "]", {v}, shlo::Type{v.type().dtype, permuted},
+                            [order](Builder& b, const Vals& x) { return Vals{b.transpose(x[0], order)}; });
   return wrap(t, like.device()).permute(inverse);
 }
 

@@ -15,11 +15,11 @@ void isin_impl(const at::Tensor& out, const at::Tensor& elements, const at::Tens
   at::native::resize_output(out, elements.sizes());
   shlo::DType common = to_shlo(at::result_type(elements, test));
   engine::Ref x = cast(read(elements), common), t = cast(read(test), common);
-  write(out, op(std::string("isin") + (invert ? ":invert" : ""), {x, t},
-                shlo::Type{shlo::DType::PRED, shape_of(out.sizes())},
-                [invert](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                  return std::vector<shlo::Value>{ops::isin(b, in[0], in[1], invert)};
-                }));
+  write(out, legacy_op(std::string("isin") + (invert ? ":invert" : ""), {x, t},
+                       shlo::Type{shlo::DType::PRED, shape_of(out.sizes())},
+                       [invert](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+                         return std::vector<shlo::Value>{ops::isin(b, in[0], in[1], invert)};
+                       }));
 }
 
 at::Tensor scalar_tensor_on(const at::Scalar& s, const at::Tensor& like) {

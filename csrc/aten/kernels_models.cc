@@ -46,10 +46,10 @@ void histc_impl(const at::Tensor& self, int64_t bins, const at::Scalar& min, con
     // PyTorch refuses a data range that is not finite, naming the range:
     // the data's min and max come back from the device with the check.
     bool f64 = st == at::kDouble, f32 = st == at::kFloat, bf16 = st == at::kBFloat16;
-    engine::Ref range = op("histc_range", {read(self)}, shlo::Type{shlo::DType::S64, {3}},
-                           [](shlo::Builder& b, const std::vector<shlo::Value>& v) {
-                             return std::vector<shlo::Value>{ops::range_bits(b, v[0])};
-                           });
+    engine::Ref range = legacy_op("histc_range", {read(self)}, shlo::Type{shlo::DType::S64, {3}},
+                                  [](shlo::Builder& b, const std::vector<shlo::Value>& v) {
+                                    return std::vector<shlo::Value>{ops::range_bits(b, v[0])};
+                                  });
     engine::defer_check(range, [f64, f32, bf16](const std::vector<int64_t>& a) {
       auto value = [f64](int64_t bits) {
         if (f64) return c10::bit_cast<double>(bits);
@@ -73,11 +73,11 @@ void histc_impl(const at::Tensor& self, int64_t bins, const at::Scalar& min, con
       TORCH_CHECK(std::isfinite(l) && std::isfinite(h), "torch.histc: range of [", l, ", ", h, "] is not finite");
     });
   }
-  write(out, op("histc:" + std::to_string(bins) + (auto_range ? ":auto" : ""),
-                {read(self), scalar_of(lo, dt), scalar_of(hi, dt)}, shlo::Type{dt, {bins}},
-                [bins, auto_range](shlo::Builder& b, const std::vector<shlo::Value>& v) {
-                  return std::vector<shlo::Value>{ops::histc(b, v[0], v[1], v[2], bins, auto_range)};
-                }));
+  write(out, legacy_op("histc:" + std::to_string(bins) + (auto_range ? ":auto" : ""),
+                       {read(self), scalar_of(lo, dt), scalar_of(hi, dt)}, shlo::Type{dt, {bins}},
+                       [bins, auto_range](shlo::Builder& b, const std::vector<shlo::Value>& v) {
+                         return std::vector<shlo::Value>{ops::histc(b, v[0], v[1], v[2], bins, auto_range)};
+                       }));
 }
 
 }  // namespace

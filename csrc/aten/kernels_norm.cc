@@ -72,16 +72,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   if (hw) in.push_back(read(*weight));
   if (hb) in.push_back(read(*bias));
   shlo::DType sdt = to_shlo(sd);
-  write_all({out, mean, rstd},
-            std::string("layer_norm") + std::to_string(axis) + (hw ? "w" : "") + (hb ? "b" : "") + ">" +
-                shlo::dtype_name(sdt),
-            in, [=](Builder& b, const Vals& v) {
-              std::optional<Value> w, bs;
-              if (hw) w = v[2];
-              if (hb) bs = v[hw ? 3 : 2];
-              ops::LayerNormOut r = ops::layer_norm(b, v[0], axis, w, bs, v[1], sdt);
-              return Vals{r.out, r.mean, r.rstd};
-            });
+  legacy_write_all({out, mean, rstd},
+                   std::string("layer_norm") + std::to_string(axis) + (hw ? "w" : "") + (hb ? "b" : "") + ">" +
+                       shlo::dtype_name(sdt),
+                   in, [=](Builder& b, const Vals& v) {
+                     std::optional<Value> w, bs;
+                     if (hw) w = v[2];
+                     if (hb) bs = v[hw ? 3 : 2];
+                     ops::LayerNormOut r = ops::layer_norm(b, v[0], axis, w, bs, v[1], sdt);
+                     return Vals{r.out, r.mean, r.rstd};
+                   });
   return {out, mean, rstd};
 }
 
@@ -106,7 +106,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   if (hb) in.push_back(read(*bias));
   std::string key = "layer_norm_bwd" + std::to_string(axis) + (hw ? "w" : "") + (hb ? "b" : "") + "/" +
                     std::to_string(mask[0]) + std::to_string(mask[1]) + std::to_string(mask[2]);
-  write_all(outs, key, in, [=](Builder& b, const Vals& v) {
+  legacy_write_all(outs, key, in, [=](Builder& b, const Vals& v) {
     std::optional<Value> w, bs;
     if (hw) w = v[4];
     if (hb) bs = v[hw ? 5 : 4];
@@ -133,12 +133,13 @@ std::tuple<at::Tensor, at::Tensor> _fused_rms_norm(const at::Tensor& input, at::
   bool hw = present(weight);
   std::vector<engine::Ref> in{read(input), scalar_of(at::Scalar(e), acc)};
   if (hw) in.push_back(read(*weight));
-  write_all({out, rstd}, "rms_norm" + std::to_string(axis) + (hw ? "w" : ""), in, [=](Builder& b, const Vals& v) {
-    std::optional<Value> w;
-    if (hw) w = v[2];
-    ops::RmsNormOut r = ops::rms_norm(b, v[0], axis, w, v[1]);
-    return Vals{r.out, r.rstd};
-  });
+  legacy_write_all({out, rstd}, "rms_norm" + std::to_string(axis) + (hw ? "w" : ""), in,
+                   [=](Builder& b, const Vals& v) {
+                     std::optional<Value> w;
+                     if (hw) w = v[2];
+                     ops::RmsNormOut r = ops::rms_norm(b, v[0], axis, w, v[1]);
+                     return Vals{r.out, r.rstd};
+                   });
   return {out, rstd};
 }
 
@@ -159,7 +160,7 @@ std::tuple<at::Tensor, at::Tensor> _fused_rms_norm_backward(const at::Tensor& gr
   if (hw) in.push_back(read(*weight));
   std::string key =
       "rms_norm_bwd" + std::to_string(axis) + (hw ? "w" : "") + "/" + std::to_string(mask[0]) + std::to_string(mask[1]);
-  write_all(outs, key, in, [=](Builder& b, const Vals& v) {
+  legacy_write_all(outs, key, in, [=](Builder& b, const Vals& v) {
     std::optional<Value> w;
     if (hw) w = v[3];
     auto r = ops::rms_norm_backward(b, v[0], v[1], v[2], w, axis, mask);

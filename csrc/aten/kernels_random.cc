@@ -66,7 +66,7 @@ void fill(const at::Tensor& self, const std::string& name, const std::optional<a
   } else {
     l = [ty, lower](shlo::Builder& b, const Vals& in) { return Vals{lower(b, in, ty)}; };
   }
-  write(self, op(name + ":" + ty.str(), std::move(extra), ty, std::move(l)));
+  write(self, legacy_op(name + ":" + ty.str(), std::move(extra), ty, std::move(l)));
 }
 
 // The real dtype a random fill of self computes its parameters in.
@@ -416,8 +416,8 @@ at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mas
   ty.dtype = to_shlo(at::result_type(grad, at::Scalar(scale)));
   DType c = ops::random_compute_dtype(ty.dtype);
   engine::Ref r =
-      op("native_dropout_backward:" + ty.str(), {read_as(grad, ty.dtype), read(mask), param(scale, c)}, ty,
-         [](shlo::Builder& b, const Vals& in) { return Vals{ops::dropout_backward(b, in[0], in[1], in[2])}; });
+      legacy_op("native_dropout_backward:" + ty.str(), {read_as(grad, ty.dtype), read(mask), param(scale, c)}, ty,
+                [](shlo::Builder& b, const Vals& in) { return Vals{ops::dropout_backward(b, in[0], in[1], in[2])}; });
   return wrap(r, grad.device());
 }
 
@@ -451,9 +451,9 @@ at::Tensor& randperm_generator_out(c10::SymInt n_, std::optional<at::Generator> 
   at::native::resize_output(out, {n});
   if (n == 0) return out;
   DType d = to_shlo(out.scalar_type());
-  write(out, op("randperm:" + std::to_string(n) + ":" + shlo::dtype_name(d), {rng_state(gen, out.device())},
-                shlo::Type{d, {n}},
-                [n, d](shlo::Builder& b, const Vals& in) { return Vals{ops::randperm(b, in[0], n, d)}; }));
+  write(out, legacy_op("randperm:" + std::to_string(n) + ":" + shlo::dtype_name(d), {rng_state(gen, out.device())},
+                       shlo::Type{d, {n}},
+                       [n, d](shlo::Builder& b, const Vals& in) { return Vals{ops::randperm(b, in[0], n, d)}; }));
   return out;
 }
 
@@ -479,11 +479,12 @@ at::Tensor& multinomial_out(const at::Tensor& self, c10::SymInt n, bool replacem
     at::native::resize_output(out, {rows, n_sample});
   if (out.numel() == 0) return out;
   std::string key = "multinomial:" + std::to_string(n_sample) + (replacement ? "r" : "");
-  engine::Ref r = op(key, {rng_state(gen, self.device()), read(self)}, type_of(out),
-                     [rows, cats, n_sample, replacement, shape = type_of(out).shape](shlo::Builder& b, const Vals& in) {
-                       shlo::Value p = b.reshape(in[1], {rows, cats});
-                       return Vals{b.reshape(ops::multinomial(b, in[0], p, n_sample, replacement), shape)};
-                     });
+  engine::Ref r =
+      legacy_op(key, {rng_state(gen, self.device()), read(self)}, type_of(out),
+                [rows, cats, n_sample, replacement, shape = type_of(out).shape](shlo::Builder& b, const Vals& in) {
+                  shlo::Value p = b.reshape(in[1], {rows, cats});
+                  return Vals{b.reshape(ops::multinomial(b, in[0], p, n_sample, replacement), shape)};
+                });
   write(out, r);
   return out;
 }

@@ -1,12 +1,8 @@
-// Reductions, scans, softmax and losses: ATen entry points over ops/reduction
+// Reductions, scans and losses: ATen entry points over ops/reduction
 // (and the value check quantile adds in front of its composite).
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
-#include <ATen/ops/_log_softmax_backward_data_meta.h>
-#include <ATen/ops/_log_softmax_meta.h>
-#include <ATen/ops/_softmax_backward_data_meta.h>
-#include <ATen/ops/_softmax_meta.h>
 #include <ATen/ops/all_meta.h>
 #include <ATen/ops/amax_meta.h>
 #include <ATen/ops/amin_meta.h>
@@ -119,8 +115,8 @@ void prepare_out(const at::Tensor& out, at::IntArrayRef shape, at::ScalarType dt
 void reduce_into(const at::Tensor& out, const at::Tensor& self, const Dims& dims, bool keepdim, ops::Reduce kind,
                  const char* name) {
   shlo::DType o = to_shlo(out.scalar_type());
-  write_all({out}, std::string(name) + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
-            [=](Builder& b, const Vals& in) { return Vals{ops::reduce(b, in[0], kind, dims, keepdim, o)}; });
+  legacy_write_all({out}, std::string(name) + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
+                   [=](Builder& b, const Vals& in) { return Vals{ops::reduce(b, in[0], kind, dims, keepdim, o)}; });
 }
 
 template <class M>
@@ -134,8 +130,8 @@ void mean_impl(M&, const at::Tensor& out, const at::Tensor& self, at::OptionalIn
                std::optional<at::ScalarType>) {
   Dims dims = reduce_dims(self, dim);
   shlo::DType o = to_shlo(out.scalar_type());
-  write_all({out}, "mean" + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
-            [=](Builder& b, const Vals& in) { return Vals{ops::mean(b, in[0], dims, keepdim, o)}; });
+  legacy_write_all({out}, "mean" + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
+                   [=](Builder& b, const Vals& in) { return Vals{ops::mean(b, in[0], dims, keepdim, o)}; });
 }
 
 template <class M>
@@ -183,11 +179,11 @@ void minmax_dim_into(const at::Tensor& values, const at::Tensor& indices, const 
     write(indices, engine::scalar_i64(0));
     return;
   }
-  write_all({values, indices}, std::string(is_max ? "max_dim" : "min_dim") + dims_key({d}, keepdim), {read(self)},
-            [=](Builder& b, const Vals& in) {
-              auto [v, i] = ops::arg_reduce(b, in[0], d, keepdim, is_max);
-              return Vals{v, i};
-            });
+  legacy_write_all({values, indices}, std::string(is_max ? "max_dim" : "min_dim") + dims_key({d}, keepdim),
+                   {read(self)}, [=](Builder& b, const Vals& in) {
+                     auto [v, i] = ops::arg_reduce(b, in[0], d, keepdim, is_max);
+                     return Vals{v, i};
+                   });
 }
 
 void arg_into(const at::Tensor& out, const at::Tensor& self, std::optional<int64_t> dim, bool keepdim, bool is_max) {
@@ -196,15 +192,17 @@ void arg_into(const at::Tensor& out, const at::Tensor& self, std::optional<int64
   if (!dim.has_value() || self.dim() == 0) {
     // No dim: over the flattened tensor.
     int64_t n = self.numel();
-    write_all({out}, key + "_flat" + std::to_string(out_shape.size()), {read(self)}, [=](Builder& b, const Vals& in) {
-      Value flat = b.reshape(in[0], {n});
-      return Vals{b.reshape(ops::arg_reduce(b, flat, 0, false, is_max).second, out_shape)};
-    });
+    legacy_write_all({out}, key + "_flat" + std::to_string(out_shape.size()), {read(self)},
+                     [=](Builder& b, const Vals& in) {
+                       Value flat = b.reshape(in[0], {n});
+                       return Vals{b.reshape(ops::arg_reduce(b, flat, 0, false, is_max).second, out_shape)};
+                     });
     return;
   }
   int64_t d = c10::maybe_wrap_dim(*dim, self.dim());
-  write_all({out}, key + dims_key({d}, keepdim), {read(self)},
-            [=](Builder& b, const Vals& in) { return Vals{ops::arg_reduce(b, in[0], d, keepdim, is_max).second}; });
+  legacy_write_all({out}, key + dims_key({d}, keepdim), {read(self)}, [=](Builder& b, const Vals& in) {
+    return Vals{ops::arg_reduce(b, in[0], d, keepdim, is_max).second};
+  });
 }
 
 template <class M>
@@ -232,10 +230,10 @@ void vector_norm_into(const at::Tensor& out, const at::Tensor& self, const at::S
   shlo::DType o = to_shlo(out.scalar_type());
   ops::NormOrd k = norm_ord(ord.toDouble());
   // Only the special orders change the program; any other p is an operand.
-  write_all({out},
-            "vector_norm" + std::to_string(static_cast<int>(k)) + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o),
-            {read(self), scalar_of(ord, shlo::DType::F32)},
-            [=](Builder& b, const Vals& in) { return Vals{ops::vector_norm(b, in[0], k, in[1], dims, keepdim, o)}; });
+  legacy_write_all(
+      {out}, "vector_norm" + std::to_string(static_cast<int>(k)) + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o),
+      {read(self), scalar_of(ord, shlo::DType::F32)},
+      [=](Builder& b, const Vals& in) { return Vals{ops::vector_norm(b, in[0], k, in[1], dims, keepdim, o)}; });
 }
 
 template <class M>
@@ -279,11 +277,11 @@ void var_into(const at::Tensor& out, const at::Tensor& mean_out, const at::Tenso
                "(): degrees of freedom is <= 0. Correction should be strictly less than ",
                "the reduction factor (input numel divided by output numel).");
   engine::Ref c = scalar_of(corr, ops::acc_type(o));
-  write_all(outs, std::string(take_sqrt ? "std" : "var") + (with_mean ? "_mean" : "") + dims_key(dims, keepdim),
-            {read(self), c}, [=](Builder& b, const Vals& in) {
-              auto [v, m] = ops::var_mean(b, in[0], dims, keepdim, in[1], take_sqrt, o);
-              return with_mean ? Vals{v, m} : Vals{v};
-            });
+  legacy_write_all(outs, std::string(take_sqrt ? "std" : "var") + (with_mean ? "_mean" : "") + dims_key(dims, keepdim),
+                   {read(self), c}, [=](Builder& b, const Vals& in) {
+                     auto [v, m] = ops::var_mean(b, in[0], dims, keepdim, in[1], take_sqrt, o);
+                     return with_mean ? Vals{v, m} : Vals{v};
+                   });
 }
 
 at::Tensor var_like(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& corr,
@@ -319,8 +317,8 @@ std::tuple<at::Tensor, at::Tensor> var_mean_like(const at::Tensor& self, at::Opt
 void scan_into(const at::Tensor& out, const at::Tensor& self, int64_t dim, ops::Scan kind, const char* name) {
   int64_t d = c10::maybe_wrap_dim(dim, self.dim());  // 0-d: 0 (the lowering treats it as [1])
   shlo::DType o = to_shlo(out.scalar_type());
-  write_all({out}, std::string(name) + std::to_string(d) + ">" + shlo::dtype_name(o), {read(self)},
-            [=](Builder& b, const Vals& in) { return Vals{ops::scan(b, in[0], kind, d, o)}; });
+  legacy_write_all({out}, std::string(name) + std::to_string(d) + ">" + shlo::dtype_name(o), {read(self)},
+                   [=](Builder& b, const Vals& in) { return Vals{ops::scan(b, in[0], kind, d, o)}; });
 }
 
 template <class M>
@@ -332,51 +330,11 @@ void cumprod_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim
   scan_into(out, self, dim, ops::Scan::Prod, "cumprod");
 }
 
-// ---- softmax
+// ---- losses
 
 void check_floating(const at::Tensor& t, const char* name) {
   TORCH_CHECK(at::isFloatingType(t.scalar_type()), "\"", name, "\" not implemented for '", t.scalar_type(), "'");
 }
-
-void softmax_into(const at::Tensor& out, const at::Tensor& self, int64_t dim, bool log) {
-  check_floating(self, log ? "log_softmax" : "softmax");
-  int64_t d = c10::maybe_wrap_dim(dim, self.dim());
-  shlo::DType o = to_shlo(out.scalar_type());
-  write_all({out}, std::string(log ? "log_softmax" : "softmax") + std::to_string(d) + ">" + shlo::dtype_name(o),
-            {read(self)}, [=](Builder& b, const Vals& in) { return Vals{ops::softmax(b, in[0], d, log, o)}; });
-}
-
-template <class M>
-void softmax_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim, bool) {
-  softmax_into(out, self, dim, false);
-}
-template <class M>
-void log_softmax_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim, bool) {
-  softmax_into(out, self, dim, true);
-}
-
-void softmax_backward_into(const at::Tensor& out, const at::Tensor& grad, const at::Tensor& output, int64_t dim,
-                           bool log) {
-  check_floating(grad, log ? "log_softmax_backward" : "softmax_backward");
-  int64_t d = c10::maybe_wrap_dim(dim, grad.dim());
-  shlo::DType o = to_shlo(out.scalar_type());
-  write_all({out}, std::string(log ? "log_softmax_bwd" : "softmax_bwd") + std::to_string(d) + ">" + shlo::dtype_name(o),
-            {read(grad), read(output)},
-            [=](Builder& b, const Vals& in) { return Vals{ops::softmax_backward(b, in[0], in[1], d, log, o)}; });
-}
-
-template <class M>
-void softmax_backward_impl(M&, const at::Tensor& out, const at::Tensor& grad, const at::Tensor& output, int64_t dim,
-                           at::ScalarType) {
-  softmax_backward_into(out, grad, output, dim, false);
-}
-template <class M>
-void log_softmax_backward_impl(M&, const at::Tensor& out, const at::Tensor& grad, const at::Tensor& output, int64_t dim,
-                               at::ScalarType) {
-  softmax_backward_into(out, grad, output, dim, true);
-}
-
-// ---- losses
 
 void check_reduction(int64_t reduction) {
   TORCH_CHECK(reduction >= 0 && reduction <= 2, "invalid reduction: ", reduction);
@@ -400,13 +358,13 @@ void nll_into(const at::Tensor& output, const at::Tensor& total_weight, const at
   bool has_w = weight.has_value() && weight->defined();
   std::vector<engine::Ref> in{read(self), read(target), engine::scalar_i64(ignore_index)};
   if (has_w) in.push_back(read(*weight));
-  write_all({output, total_weight}, "nll_loss" + std::to_string(reduction) + (has_w ? "w" : ""), in,
-            [=](Builder& b, const Vals& v) {
-              std::optional<Value> w;
-              if (has_w) w = v[3];
-              auto [o, t] = ops::nll_loss(b, v[0], v[1], w, reduction, v[2]);
-              return Vals{o, t};
-            });
+  legacy_write_all({output, total_weight}, "nll_loss" + std::to_string(reduction) + (has_w ? "w" : ""), in,
+                   [=](Builder& b, const Vals& v) {
+                     std::optional<Value> w;
+                     if (has_w) w = v[3];
+                     auto [o, t] = ops::nll_loss(b, v[0], v[1], w, reduction, v[2]);
+                     return Vals{o, t};
+                   });
 }
 
 void nll_backward_into(const at::Tensor& grad_input, const at::Tensor& grad, const at::Tensor& self,
@@ -418,12 +376,12 @@ void nll_backward_into(const at::Tensor& grad_input, const at::Tensor& grad, con
   std::vector<engine::Ref> in{read(grad), read(self), read(target), engine::scalar_i64(ignore_index),
                               read(total_weight)};
   if (has_w) in.push_back(read(*weight));
-  write_all({grad_input}, "nll_loss_bwd" + std::to_string(reduction) + (has_w ? "w" : ""), in,
-            [=](Builder& b, const Vals& v) {
-              std::optional<Value> w;
-              if (has_w) w = v[5];
-              return Vals{ops::nll_loss_backward(b, v[0], v[1], v[2], w, reduction, v[3], v[4])};
-            });
+  legacy_write_all({grad_input}, "nll_loss_bwd" + std::to_string(reduction) + (has_w ? "w" : ""), in,
+                   [=](Builder& b, const Vals& v) {
+                     std::optional<Value> w;
+                     if (has_w) w = v[5];
+                     return Vals{ops::nll_loss_backward(b, v[0], v[1], v[2], w, reduction, v[3], v[4])};
+                   });
 }
 
 template <class M>
@@ -460,9 +418,9 @@ void mse_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Tenso
   check_floating(out, "mse_loss");
   shlo::DType o = to_shlo(out.scalar_type());
   shlo::Shape shape = shape_of(at::infer_size(self.sizes(), target.sizes()));
-  write_all({out}, "mse_loss" + std::to_string(reduction) + ">" + shlo::dtype_name(o),
-            {broadcast(read(self), shape), broadcast(read(target), shape)},
-            [=](Builder& b, const Vals& in) { return Vals{ops::mse_loss(b, in[0], in[1], reduction, o)}; });
+  legacy_write_all({out}, "mse_loss" + std::to_string(reduction) + ">" + shlo::dtype_name(o),
+                   {broadcast(read(self), shape), broadcast(read(target), shape)},
+                   [=](Builder& b, const Vals& in) { return Vals{ops::mse_loss(b, in[0], in[1], reduction, o)}; });
 }
 
 using MSum = at::meta::structured_sum_dim_IntList;
@@ -486,10 +444,6 @@ using MNorm = at::meta::structured_norm_ScalarOpt_dim;
 using MNormDtype = at::meta::structured_norm_ScalarOpt_dim_dtype;
 using MCumsum = at::meta::structured_cumsum;
 using MCumprod = at::meta::structured_cumprod;
-using MSoftmax = at::meta::structured__softmax;
-using MLogSoftmax = at::meta::structured__log_softmax;
-using MSoftmaxBwd = at::meta::structured__softmax_backward_data;
-using MLogSoftmaxBwd = at::meta::structured__log_softmax_backward_data;
 using MNll = at::meta::structured_nll_loss_forward;
 using MNllBwd = at::meta::structured_nll_loss_backward;
 using MMse = at::meta::structured_mse_loss;
@@ -548,7 +502,7 @@ static void aminmax_into(const at::Tensor& mn, const at::Tensor& mx, const at::T
                          bool keepdim) {
   Dims dims = dim.has_value() ? one_dim(self, *dim) : reduce_dims(self, std::nullopt);
   shlo::DType o = to_shlo(self.scalar_type());
-  write_all({mn, mx}, "aminmax" + dims_key(dims, keepdim), {read(self)}, [=](Builder& b, const Vals& in) {
+  legacy_write_all({mn, mx}, "aminmax" + dims_key(dims, keepdim), {read(self)}, [=](Builder& b, const Vals& in) {
     return Vals{ops::reduce(b, in[0], ops::Reduce::Min, dims, keepdim, o),
                 ops::reduce(b, in[0], ops::Reduce::Max, dims, keepdim, o)};
   });
@@ -700,8 +654,8 @@ static at::ScalarType logsumexp_dtype(const at::Tensor& self) {
 }
 static void logsumexp_into(const at::Tensor& out, const at::Tensor& self, const Dims& dims, bool keepdim) {
   shlo::DType o = to_shlo(out.scalar_type());
-  write_all({out}, "logsumexp" + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
-            [=](Builder& b, const Vals& in) { return Vals{ops::logsumexp(b, in[0], dims, keepdim, o)}; });
+  legacy_write_all({out}, "logsumexp" + dims_key(dims, keepdim) + ">" + shlo::dtype_name(o), {read(self)},
+                   [=](Builder& b, const Vals& in) { return Vals{ops::logsumexp(b, in[0], dims, keepdim, o)}; });
 }
 at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
   TORCH_CHECK(!self.is_complex(), "logsumexp(): complex inputs are not supported on the tpu device");
@@ -747,8 +701,8 @@ at::Tensor& norm_dtype_out(const at::Tensor& self, const std::optional<at::Scala
 at::Tensor count_nonzero_dim_IntList(const at::Tensor& self, at::IntArrayRef dim) {
   Dims dims = reduce_dims(self, dim);
   at::Tensor out = empty(reduced_shape(self, dims, false), at::kLong, self.device());
-  write_all({out}, "count_nonzero" + dims_key(dims, false), {read(self)},
-            [=](Builder& b, const Vals& in) { return Vals{ops::count_nonzero(b, in[0], dims)}; });
+  legacy_write_all({out}, "count_nonzero" + dims_key(dims, false), {read(self)},
+                   [=](Builder& b, const Vals& in) { return Vals{ops::count_nonzero(b, in[0], dims)}; });
   return out;
 }
 
@@ -788,39 +742,6 @@ at::Tensor& _logcumsumexp_out(const at::Tensor& self, int64_t dim, at::Tensor& o
   prepare_out(out, self.sizes(), self.scalar_type(), "logcumsumexp");
   scan_into(out, self, dim, ops::Scan::LogAddExp, "logcumsumexp");
   return out;
-}
-
-// ---- softmax
-at::Tensor _softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
-  return functional<MSoftmax>(softmax_impl<Structured<MSoftmax>>, self, dim, half_to_float);
-}
-at::Tensor& _softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float, at::Tensor& out) {
-  return out_variant<MSoftmax>(out, softmax_impl<Structured<MSoftmax>>, self, dim, half_to_float);
-}
-at::Tensor _log_softmax(const at::Tensor& self, int64_t dim, bool half_to_float) {
-  return functional<MLogSoftmax>(log_softmax_impl<Structured<MLogSoftmax>>, self, dim, half_to_float);
-}
-at::Tensor& _log_softmax_out(const at::Tensor& self, int64_t dim, bool half_to_float, at::Tensor& out) {
-  return out_variant<MLogSoftmax>(out, log_softmax_impl<Structured<MLogSoftmax>>, self, dim, half_to_float);
-}
-at::Tensor _softmax_backward_data(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
-                                  at::ScalarType input_dtype) {
-  return functional<MSoftmaxBwd>(softmax_backward_impl<Structured<MSoftmaxBwd>>, grad, output, dim, input_dtype);
-}
-at::Tensor& _softmax_backward_data_out(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
-                                       at::ScalarType input_dtype, at::Tensor& grad_input) {
-  return out_variant<MSoftmaxBwd>(grad_input, softmax_backward_impl<Structured<MSoftmaxBwd>>, grad, output, dim,
-                                  input_dtype);
-}
-at::Tensor _log_softmax_backward_data(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
-                                      at::ScalarType input_dtype) {
-  return functional<MLogSoftmaxBwd>(log_softmax_backward_impl<Structured<MLogSoftmaxBwd>>, grad, output, dim,
-                                    input_dtype);
-}
-at::Tensor& _log_softmax_backward_data_out(const at::Tensor& grad, const at::Tensor& output, int64_t dim,
-                                           at::ScalarType input_dtype, at::Tensor& out) {
-  return out_variant<MLogSoftmaxBwd>(out, log_softmax_backward_impl<Structured<MLogSoftmaxBwd>>, grad, output, dim,
-                                     input_dtype);
 }
 
 // ---- nll_loss, nll_loss2d, mse_loss
@@ -903,10 +824,10 @@ static void mse_backward_into(const at::Tensor& grad_input, const at::Tensor& gr
   check_reduction(reduction);
   shlo::DType o = to_shlo(grad_input.scalar_type());
   shlo::Shape shape = shape_of(grad_input.sizes());
-  write_all({grad_input}, "mse_loss_bwd" + std::to_string(reduction) + ">" + shlo::dtype_name(o),
-            {read(grad), broadcast(read(self), shape), read(target)}, [=](Builder& b, const Vals& in) {
-              return Vals{ops::mse_loss_backward(b, in[0], in[1], in[2], reduction, o)};
-            });
+  legacy_write_all({grad_input}, "mse_loss_bwd" + std::to_string(reduction) + ">" + shlo::dtype_name(o),
+                   {read(grad), broadcast(read(self), shape), read(target)}, [=](Builder& b, const Vals& in) {
+                     return Vals{ops::mse_loss_backward(b, in[0], in[1], in[2], reduction, o)};
+                   });
 }
 at::Tensor mse_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                              int64_t reduction) {

@@ -72,8 +72,8 @@ void forward(const char* name, const at::Tensor& out, const at::Tensor& self, co
   at::IntArrayRef in = self.sizes().slice(self.dim() - n), os = out.sizes().slice(out.dim() - n);
   std::string key = "upsample_nearest";
   auto src = source_indices(in, os, scales, exact, false, key);
-  write(out, op(std::move(key), {read(self)}, type_of(out),
-                [src](Builder& b, const Vals& v) { return Vals{ops::resample_nearest(b, v[0], src)}; }));
+  write(out, legacy_op(std::move(key), {read(self)}, type_of(out),
+                       [src](Builder& b, const Vals& v) { return Vals{ops::resample_nearest(b, v[0], src)}; }));
 }
 
 void backward(const char* name, const at::Tensor& grad_input, const at::Tensor& grad, at::IntArrayRef input_size,
@@ -84,7 +84,8 @@ void backward(const char* name, const at::Tensor& grad_input, const at::Tensor& 
   std::string key = "upsample_nearest_backward";
   auto src = source_indices(in, os, scales, exact, true, key);
   shlo::Shape in_shape(input_size.begin(), input_size.end());
-  write(grad_input, op(std::move(key), {read(grad)}, type_of(grad_input), [src, in_shape](Builder& b, const Vals& v) {
+  write(grad_input,
+        legacy_op(std::move(key), {read(grad)}, type_of(grad_input), [src, in_shape](Builder& b, const Vals& v) {
           return Vals{ops::resample_nearest_backward(b, v[0], src, in_shape)};
         }));
 }

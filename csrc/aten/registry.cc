@@ -408,17 +408,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("xlogy.Tensor", &ew::xlogy_Tensor);
   m.impl("xlogy_.Tensor", &ew::xlogy__Tensor);
 
-  // ---- reductions, scans, softmax, losses (kernels_reduction.cc)
-  m.impl("_log_softmax", &_log_softmax);
-  m.impl("_log_softmax.out", &_log_softmax_out);
-  m.impl("_log_softmax_backward_data", &_log_softmax_backward_data);
-  m.impl("_log_softmax_backward_data.out", &_log_softmax_backward_data_out);
+  // ---- reductions, scans, losses (kernels_reduction.cc)
   m.impl("_logcumsumexp", &_logcumsumexp);
   m.impl("_logcumsumexp.out", &_logcumsumexp_out);
-  m.impl("_softmax", &_softmax);
-  m.impl("_softmax.out", &_softmax_out);
-  m.impl("_softmax_backward_data", &_softmax_backward_data);
-  m.impl("_softmax_backward_data.out", &_softmax_backward_data_out);
   m.impl("all", &all);
   m.impl("all.all_out", &all_all_out);
   m.impl("all.dim", &all_dim);

@@ -8,6 +8,7 @@
 
 #include "engine/graph.h"
 #include "engine/mode.h"
+#include "engine/op.h"
 #include "shlo/builder.h"
 
 namespace tpu {
@@ -51,8 +52,20 @@ at::Tensor wrap(engine::Ref v, const at::Device& device);
 // A new uninitialized tpu tensor.
 at::Tensor empty(at::IntArrayRef sizes, at::ScalarType dtype, const at::Device& device);
 
-// Records an op node with one output (key must carry every attribute).
-engine::Ref op(std::string key, std::vector<engine::Ref> inputs, shlo::Type out, engine::Lowering lower);
+// Ops are recorded through engine::op / engine::op1 (engine/op.h): a name,
+// inputs, output types, a lowering that captures nothing and its typed
+// attributes.
+using engine::op;
+using engine::op1;
+
+// Records one node computing every tensor in `outs` (in order) and stores
+// each output into its tensor; lower(builder, inputs, attrs...) as for op().
+template <class F, class... A>
+void write_all(const std::vector<at::Tensor>& outs, engine::OpName name, std::vector<engine::Ref> inputs, F lower,
+               A... attrs);
+
+// Transitional (closure lowerings with hand-spelled keys).
+engine::Ref legacy_op(std::string key, std::vector<engine::Ref> inputs, shlo::Type out, engine::Lowering lower);
 // Converts a value to another dtype (no-op if equal).
 engine::Ref cast(engine::Ref v, shlo::DType to);
 // Broadcasts a value to a shape (numpy rules).
@@ -61,13 +74,21 @@ engine::Ref broadcast(engine::Ref v, const shlo::Shape& shape);
 inline shlo::Shape shape_of(at::IntArrayRef s) { return shlo::Shape(s.begin(), s.end()); }
 // The engine type of a tensor's value (its dtype and sizes).
 shlo::Type type_of(const at::Tensor& t);
-// Records one node computing every tensor in `outs` (in order) and stores
-// each output into its tensor.
-void write_all(const std::vector<at::Tensor>& outs, const std::string& key, std::vector<engine::Ref> inputs,
-               engine::Lowering lower);
+void legacy_write_all(const std::vector<at::Tensor>& outs, const std::string& key, std::vector<engine::Ref> inputs,
+                      engine::Lowering lower);
 std::string shape_str(at::IntArrayRef s);
 
 // The device every tpu tensor among `ts` is on (first one found).
 at::Device common_device(std::initializer_list<const at::Tensor*> ts);
+
+template <class F, class... A>
+void write_all(const std::vector<at::Tensor>& outs, engine::OpName name, std::vector<engine::Ref> inputs, F lower,
+               A... attrs) {
+  std::vector<shlo::Type> types;
+  types.reserve(outs.size());
+  for (const at::Tensor& t : outs) types.push_back(type_of(t));
+  std::vector<engine::Ref> r = op(name, std::move(inputs), std::move(types), lower, std::move(attrs)...);
+  for (size_t i = 0; i < outs.size(); ++i) write(outs[i], r[i]);
+}
 
 }  // namespace tpu

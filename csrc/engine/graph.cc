@@ -16,6 +16,7 @@
 #include "engine/env.h"
 #include "engine/executor.h"
 #include "engine/mode.h"
+#include "engine/op.h"
 #include "engine/program.h"
 #include "engine/runtime.h"
 #include "engine/timeline.h"
@@ -30,17 +31,55 @@ std::atomic<int64_t> g_recorded{0};
 int64_t recorded_nodes() { return g_recorded.load(std::memory_order_relaxed); }
 void reset_recorded_nodes() { g_recorded.store(0, std::memory_order_relaxed); }
 
-std::vector<Ref> record(std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types, Lowering lower) {
+std::vector<Ref> record(const char* name, std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types,
+                        LowerThunk lower, std::unique_ptr<Attrs> attrs) {
   g_recorded.fetch_add(1, std::memory_order_relaxed);
   auto n = std::make_shared<Node>();
+  n->name = name;
   n->key = std::move(key);
   n->inputs = std::move(inputs);
   n->out_types = std::move(out_types);
-  n->lower = std::move(lower);
+  n->lower = lower;
+  n->attrs = std::move(attrs);
   std::vector<Ref> refs;
+  refs.reserve(n->out_types.size());
   for (int i = 0; i < static_cast<int>(n->out_types.size()); ++i) refs.push_back(Ref{n, i});
   return refs;
 }
+
+namespace {
+struct ClosureAttrs final : Attrs {
+  Lowering fn;
+};
+std::vector<shlo::Value> run_closure(shlo::Builder& b, const std::vector<shlo::Value>& in, const Attrs* a) {
+  return static_cast<const ClosureAttrs*>(a)->fn(b, in);
+}
+}  // namespace
+
+std::vector<Ref> record(std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types, Lowering lower) {
+  auto a = std::make_unique<ClosureAttrs>();
+  a->fn = std::move(lower);
+  return record("", std::move(key), std::move(inputs), std::move(out_types), &run_closure, std::move(a));
+}
+
+namespace detail {
+
+namespace {
+std::mutex g_names_mu;
+// Leaked on purpose (kernels may record during static destruction).
+auto& g_names = *new std::unordered_map<std::string, std::pair<std::string, uint32_t>>();
+}  // namespace
+
+void claim_name(const char* name, const std::source_location& where) {
+  std::lock_guard<std::mutex> g(g_names_mu);
+  auto [it, fresh] = g_names.emplace(name, std::make_pair(std::string(where.file_name()), where.line()));
+  if (!fresh && (it->second.first != where.file_name() || it->second.second != where.line()))
+    throw pjrt::Error(std::string("internal: op '") + name + "' is recorded at " + it->second.first + ":" +
+                      std::to_string(it->second.second) + " and at " + where.file_name() + ":" +
+                      std::to_string(where.line()) + "; two lowerings with one name would share compiled programs");
+}
+
+}  // namespace detail
 
 Ref leaf(pjrt::BufferPtr buffer, shlo::Type type) {
   auto n = std::make_shared<Node>();
@@ -372,6 +411,19 @@ std::string program_key(const Plan& plan, const std::vector<std::pair<int, int>>
   return key;
 }
 
+// An op's name for people. Keys spelled by hand (transitional) carry their
+// attributes after the name.
+std::string name_of(const Node* n) {
+  if (*n->name) return n->name;
+  return n->key.substr(0, n->key.find_first_of("[:<("));
+}
+
+// The bookkeeping around ops: reading and writing views, scalar
+// conversions and the flat layout of stored results.
+bool bookkeeping(const std::string& name) {
+  return name.rfind("view", 0) == 0 || name == "convert_scalar" || name == "flatten";
+}
+
 std::string program_text(const Plan& plan, const std::vector<std::pair<int, int>>& aliases) {
   const std::vector<Node*>& order = plan.order;
   shlo::Builder b;
@@ -382,13 +434,13 @@ std::string program_text(const Plan& plan, const std::vector<std::pair<int, int>
     Node* n = order[i];
     std::vector<shlo::Value> in;
     for (const Source& s : plan.sources[i]) in.push_back(s.param ? pvals[s.at] : vals[s.at][s.index]);
-    vals[i] = n->lower(b, in);
+    vals[i] = n->lower(b, in, n->attrs.get());
     if (vals[i].size() != n->out_types.size())
-      throw pjrt::Error("lowering of '" + n->key + "' produced " + std::to_string(vals[i].size()) +
+      throw pjrt::Error("lowering of '" + name_of(n) + "' produced " + std::to_string(vals[i].size()) +
                         " values, expected " + std::to_string(n->out_types.size()));
     for (size_t k = 0; k < vals[i].size(); ++k)
       if (!(vals[i][k].type == n->out_types[k]))
-        throw pjrt::Error("lowering of '" + n->key + "' produced " + vals[i][k].type.str() + ", expected " +
+        throw pjrt::Error("lowering of '" + name_of(n) + "' produced " + vals[i][k].type.str() + ", expected " +
                           n->out_types[k].str());
   }
   std::vector<shlo::Value> outs;
@@ -401,31 +453,30 @@ std::string program_text(const Plan& plan, const std::vector<std::pair<int, int>
 std::string describe(const Plan& plan) {
   std::string w;
   for (Node* n : plan.order) {
-    if (n->key.rfind("view", 0) == 0 || n->key == "convert_scalar") continue;
+    std::string name = name_of(n);
+    if (bookkeeping(name)) continue;
     if (!w.empty()) w += ", ";
-    w += n->key.substr(0, n->key.find('['));
+    w += name;
     if (w.size() > 200) break;
   }
-  if (w.empty()) w = plan.order.back()->key;
+  if (w.empty()) w = name_of(plan.order.back());
   w = "'" + w + "' on inputs (";
   for (size_t i = 0; i < plan.params.size() && i < 8; ++i) w += (i ? ", " : "") + plan.params[i].type().str();
   return w + ")";
 }
 
 // A program's name on the device timeline: its ops, in order, by name
-// alone (no attributes), leaving out the bookkeeping of views, scalar
-// conversions and the flat layout of stored results.
+// alone (no attributes), leaving out the bookkeeping.
 std::string summary(const Plan& plan) {
-  auto op_name = [](const std::string& key) { return key.substr(0, key.find_first_of("[:<(")); };
   std::string w;
   int ops = 0;
   for (Node* n : plan.order) {
-    std::string name = op_name(n->key);
-    if (name.rfind("view", 0) == 0 || name == "convert_scalar" || name == "flatten") continue;
+    std::string name = name_of(n);
+    if (bookkeeping(name)) continue;
     ++ops;
     if (w.size() < 60) w += (w.empty() ? "" : "+") + name;
   }
-  if (w.empty()) w = op_name(plan.order.back()->key);
+  if (w.empty()) w = name_of(plan.order.back());
   if (w.size() > 60) w = w.substr(0, 60) + "...";
   return ops > 1 ? w + " (" + std::to_string(ops) + " ops)" : w;
 }
@@ -549,6 +600,7 @@ void materialize(const std::vector<Ref>& refs) {
   for (int i : plan.targets) {
     order[i]->inputs.clear();
     order[i]->lower = nullptr;
+    order[i]->attrs.reset();
   }
 }
 

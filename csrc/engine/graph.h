@@ -17,8 +17,6 @@
 
 namespace engine {
 
-using Lowering = std::function<std::vector<shlo::Value>(shlo::Builder&, const std::vector<shlo::Value>&)>;
-
 struct Node;
 using NodePtr = std::shared_ptr<Node>;
 
@@ -30,19 +28,35 @@ struct Ref {
   const shlo::Type& type() const;
 };
 
+// A node's attributes (engine/op.h keeps them typed).
+struct Attrs {
+  virtual ~Attrs() = default;
+};
+using LowerThunk = std::vector<shlo::Value> (*)(shlo::Builder&, const std::vector<shlo::Value>&, const Attrs*);
+
 struct Node {
-  // What the lowering does, attributes included. Two nodes with equal keys
-  // and equally typed inputs must lower identically: this is the cache key.
+  // The op's name, for people: error messages and the device timeline.
+  const char* name = "";
+  // The name and every attribute the lowering reads. Two nodes with equal
+  // keys and equally typed inputs lower identically: this is the cache key.
   std::string key;
-  Lowering lower;
+  LowerThunk lower = nullptr;
+  std::unique_ptr<Attrs> attrs;
   std::vector<Ref> inputs;
   std::vector<shlo::Type> out_types;
-  // Set once materialized; inputs and lowering are then dropped.
+  // Set once materialized; inputs, lowering and attributes are then dropped.
   std::vector<pjrt::BufferPtr> buffers;
   bool materialized() const { return !buffers.empty(); }
 };
 
-// Records a deferred op.
+// Records a deferred op. engine/op.h builds the key and the lowering from
+// typed attributes; this is the step underneath. name: a string literal.
+std::vector<Ref> record(const char* name, std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types,
+                        LowerThunk lower, std::unique_ptr<Attrs> attrs);
+
+// Transitional: an op whose lowering is a closure and whose key the caller
+// spells out. Goes away once every op records through engine/op.h.
+using Lowering = std::function<std::vector<shlo::Value>(shlo::Builder&, const std::vector<shlo::Value>&)>;
 std::vector<Ref> record(std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types, Lowering lower);
 inline Ref record1(std::string key, std::vector<Ref> inputs, shlo::Type out, Lowering lower) {
   return record(std::move(key), std::move(inputs), {std::move(out)}, std::move(lower))[0];

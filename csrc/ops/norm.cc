@@ -31,8 +31,6 @@ Split split(const Shape& s, int64_t axis) {
   return r;
 }
 
-Value sum_over(Builder& b, Value x, const Dims& dims) { return b.reduce(x, b.constant(x.dtype(), 0), dims, "add"); }
-
 // A keepdim-shaped statistic broadcast over x.
 Value spread(Builder& b, Value stat, const Split& sp, const Shape& shape) {
   return b.broadcast_to(b.reshape(stat, sp.stat_shape), shape);

@@ -1,4 +1,4 @@
-// Reductions, scans, softmax and losses: see reduction.h.
+// Reductions, scans and losses: see reduction.h.
 #include "ops/reduction.h"
 
 #include <cmath>
@@ -36,11 +36,6 @@ int64_t count_of(const Shape& s, const Dims& dims) {
   return n;
 }
 
-// A reduced value (keepdim shape or not) broadcast back over `shape`.
-Value expand_back(Builder& b, Value reduced, const Shape& shape, const Dims& dims) {
-  return b.broadcast_to(keep_dims(b, reduced, shape, dims), shape);
-}
-
 Value reduce_plain(Builder& b, Value x, const Dims& dims, const char* body, double init) {
   return b.reduce(x, b.constant(x.dtype(), init), dims, body);
 }
@@ -65,6 +60,12 @@ Value sum_acc(Builder& b, Value x, const Dims& dims) { return reduce_plain(b, x,
 }  // namespace
 
 DType acc_type(DType out) { return out == DType::F16 || out == DType::BF16 ? DType::F32 : out; }
+
+Value expand_back(Builder& b, Value reduced, const Shape& shape, const Dims& dims) {
+  return b.broadcast_to(keep_dims(b, reduced, shape, dims), shape);
+}
+Value max_over(Builder& b, Value x, const Dims& dims) { return reduce_extreme(b, x, dims, true); }
+Value sum_over(Builder& b, Value x, const Dims& dims) { return sum_acc(b, x, dims); }
 
 Value keep_dims(Builder& b, Value reduced, const Shape& in_shape, const Dims& dims) {
   Shape s(in_shape);
@@ -253,44 +254,6 @@ Value scan(Builder& b, Value x, Scan kind, int64_t dim, DType out) {
     v = combine(b, kind, shifted, v);
   }
   return b.reshape(convert(b, v, out), orig);
-}
-
-// ---------------------------------------------------------------- softmax
-
-Value softmax(Builder& b, Value x, int64_t dim, bool log, DType out) {
-  Shape orig = x.shape();
-  if (x.rank() == 0) x = b.reshape(x, {1});
-  Shape shape = x.shape();
-  Value v = convert(b, x, acc_type(out));
-  Value m = expand_back(b, reduce_extreme(b, v, {dim}, true), shape, {dim});
-  Value z = b.sub(v, m);
-  Value e = b.unary("exponential", z);
-  Value s = expand_back(b, sum_acc(b, e, {dim}), shape, {dim});
-  Value r = log ? b.sub(z, b.unary("log", s)) : b.div(e, s);
-  return b.reshape(convert(b, r, out), orig);
-}
-
-Value softmax_backward(Builder& b, Value grad, Value output, int64_t dim, bool log, DType out) {
-  Shape orig = grad.shape();
-  if (grad.rank() == 0) {
-    grad = b.reshape(grad, {1});
-    output = b.reshape(output, {1});
-  }
-  Shape shape = grad.shape();
-  DType acc = acc_type(out);
-  if (grad.dtype() == DType::F32 || output.dtype() == DType::F32) acc = acc == DType::F64 ? acc : DType::F32;
-  Value g = convert(b, grad, acc), y = convert(b, output, acc);
-  Value r;
-  if (log) {
-    // d log_softmax: g - softmax * sum(g)
-    Value s = expand_back(b, sum_acc(b, g, {dim}), shape, {dim});
-    r = b.sub(g, b.mul(b.unary("exponential", y), s));
-  } else {
-    // d softmax: y * (g - sum(g * y))
-    Value s = expand_back(b, sum_acc(b, b.mul(g, y), {dim}), shape, {dim});
-    r = b.mul(y, b.sub(g, s));
-  }
-  return b.reshape(convert(b, r, out), orig);
 }
 
 // ---------------------------------------------------------------- losses

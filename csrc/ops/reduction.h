@@ -1,4 +1,4 @@
-// Reduction, scan, softmax and loss lowerings with PyTorch semantics.
+// Reduction, scan and loss lowerings with PyTorch semantics.
 // Reduced dims arrive wrapped, sorted and unique; an empty list means the
 // caller already decided there is nothing to reduce (callers expand "all").
 // Reduced-precision floats (f16/bf16) accumulate in f32 like PyTorch's CPU
@@ -24,6 +24,13 @@ DType acc_type(DType out);
 
 // x with every reduced dim put back as size 1 (keepdim=True shape).
 Value keep_dims(Builder& b, Value reduced, const shlo::Shape& in_shape, const Dims& dims);
+
+// Building blocks for lowerings over one reduced dim set, in x's own dtype:
+// a NaN-propagating max, a plain sum, and a reduced value broadcast back
+// over the shape it was reduced from.
+Value max_over(Builder& b, Value x, const Dims& dims);
+Value sum_over(Builder& b, Value x, const Dims& dims);
+Value expand_back(Builder& b, Value reduced, const shlo::Shape& shape, const Dims& dims);
 
 enum class Reduce { Sum, Prod, Max, Min, All, Any };
 
@@ -51,12 +58,6 @@ Value count_nonzero(Builder& b, Value x, const Dims& dims);
 // ---- scans (inclusive, along one dim; 0-d allowed)
 enum class Scan { Sum, Prod, LogAddExp };
 Value scan(Builder& b, Value x, Scan kind, int64_t dim, DType out);
-
-// ---- softmax
-// softmax / log_softmax along dim computed in acc_type(out), result in out.
-Value softmax(Builder& b, Value x, int64_t dim, bool log, DType out);
-// Gradient of (log_)softmax w.r.t. its input, given the forward output.
-Value softmax_backward(Builder& b, Value grad, Value output, int64_t dim, bool log, DType out);
 
 // ---- losses
 // reduction: 0 none, 1 mean, 2 sum (at::Reduction).

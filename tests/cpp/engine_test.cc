@@ -11,17 +11,6 @@
 
 namespace {
 
-void configure_once() {
-  static bool done = [] {
-    engine::Config c;
-    c.plugin_path = std::getenv("TORCH_PJRT_PLUGIN_PATH");
-    c.plugin_name = "cpu";
-    engine::Runtime::configure(c);
-    return true;
-  }();
-  (void)done;
-}
-
 engine::Ref affine(engine::Ref x, double scale) {
   engine::Ref s = engine::scalar(shlo::DType::F32, scale);
   return engine::record1("affine", {x, s}, x.type(), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
@@ -39,7 +28,7 @@ std::vector<float> host(const engine::Ref& r, size_t n) {
 }  // namespace
 
 TEST(Engine, MaterializesAChainAndCachesByStructure) {
-  configure_once();
+  test_env::configure_engine();
   std::vector<float> in{1, 2, 3, 4};
   engine::Ref x = engine::from_host(in.data(), shlo::Type{shlo::DType::F32, {4}});
   engine::Ref y = affine(affine(x, 2.0), 0.5);  // (x*2+x)*0.5 + (x*2+x)
@@ -58,7 +47,7 @@ TEST(Engine, MaterializesAChainAndCachesByStructure) {
 }
 
 TEST(Engine, SharedSubgraphIsComputedOnce) {
-  configure_once();
+  test_env::configure_engine();
   std::vector<float> in{1, -1};
   engine::Ref x = engine::from_host(in.data(), shlo::Type{shlo::DType::F32, {2}});
   engine::Ref a = affine(x, 1.0);
@@ -71,7 +60,7 @@ TEST(Engine, SharedSubgraphIsComputedOnce) {
 }
 
 TEST(Engine, LoweringErrorsNameTheOp) {
-  configure_once();
+  test_env::configure_engine();
   std::vector<float> in{1};
   engine::Ref x = engine::from_host(in.data(), shlo::Type{shlo::DType::F32, {1}});
   engine::Ref bad = engine::record1("bad_op[attr]", {x}, shlo::Type{shlo::DType::F32, {2}},
@@ -87,7 +76,7 @@ TEST(Engine, LoweringErrorsNameTheOp) {
 // Whether an input can be donated depends on who else holds it; a program
 // cached for one answer serves the other instead of a second compile.
 TEST(Engine, ACachedDonationVariantServesACallThatDonatesDifferently) {
-  configure_once();
+  test_env::configure_engine();
   const shlo::Type type{shlo::DType::F32, {3}};
   std::vector<float> in{1, 2, 3};
   auto probe = [&](const char* key, bool keep_input) {
@@ -135,7 +124,7 @@ TEST(Engine, ACachedDonationVariantServesACallThatDonatesDifferently) {
 }
 
 TEST(Engine, TimelineRecordsProgramsAndTransfersOnlyWhileOn) {
-  configure_once();
+  test_env::configure_engine();
   const shlo::Type type{shlo::DType::F32, {5}};
   std::vector<float> in{1, 2, 3, 4, 5};
   auto run = [&](const char* key) {

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/runtime.h"
 #include "pjrt/runtime.h"
 
 namespace test_env {
@@ -19,6 +20,21 @@ inline pjrt::Client& client() {
     return std::make_unique<pjrt::Client>(std::make_shared<pjrt::Api>(path), pjrt::ClientOptions{});
   }();
   return *c;
+}
+
+// Points the engine's runtime at the same plugin, once per process (the
+// engine tests of every file share it).
+inline void configure_engine() {
+  static bool done = [] {
+    engine::Config c;
+    const char* path = std::getenv("TORCH_PJRT_PLUGIN_PATH");
+    if (!path) throw std::runtime_error("set TORCH_PJRT_PLUGIN_PATH to the XLA:CPU plugin");
+    c.plugin_path = path;
+    c.plugin_name = "cpu";
+    engine::Runtime::configure(c);
+    return true;
+  }();
+  (void)done;
 }
 
 // Compiles a program of f32 inputs, runs it, and returns each output

@@ -1,0 +1,199 @@
+// Typed op nodes. An op is recorded from its name, its inputs, its output
+// types, a lowering with no captured state and a list of typed attributes.
+// The lowering receives exactly those attributes, and the node's cache key
+// is the name followed by the attributes' printed values; so "the key
+// carries everything the lowering depends on" holds by construction: a
+// lowering that wanted a value not in the key would have to capture it, and
+// a capturing lambda does not compile here.
+//
+//   Ref r = engine::op1("softmax", {x}, out_type,
+//                       [](Builder& b, const Vals& in, int64_t dim, DType t) { ... }, dim, dtype);
+//
+// A name belongs to one call site: two places recording the same name would
+// share compiled programs whenever their attributes and inputs agree, so the
+// first use of a name at a second site is an error. (Instances of one
+// template share their call site.)
+#pragma once
+
+#include <array>
+#include <charconv>
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <optional>
+#include <source_location>
+#include <string>
+#include <string_view>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "engine/graph.h"
+
+namespace engine {
+
+using Vals = std::vector<shlo::Value>;
+
+// ---- attribute printing (the key)
+
+// A struct used as an attribute lists its fields once, beside their
+// declarations: `auto fields() const { return std::tie(a, b, c); }`.
+template <class T>
+concept HasFields = requires(const T& t) { t.fields(); };
+
+inline void put(std::string& k, bool v) { k += v ? '1' : '0'; }
+template <class T>
+  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
+void put(std::string& k, T v) {
+  char buf[24];
+  auto r = std::to_chars(buf, buf + sizeof(buf), v);
+  k.append(buf, r.ptr);
+}
+inline void put(std::string& k, double v) {
+  // Exact bits, not a rounded decimal: 0.1 and 0.1 + 1 ulp lower differently.
+  uint64_t bits;
+  std::memcpy(&bits, &v, sizeof(bits));
+  k += 'x';
+  put(k, bits);
+}
+inline void put(std::string& k, float v) { put(k, static_cast<double>(v)); }
+inline void put(std::string& k, shlo::DType v) { k += shlo::dtype_name(v); }
+template <class T>
+  requires(std::is_enum_v<T> && !std::is_same_v<T, shlo::DType>)
+void put(std::string& k, T v) {
+  put(k, static_cast<std::underlying_type_t<T>>(v));
+}
+inline void put(std::string& k, std::string_view v) {
+  put(k, v.size());
+  k += '"';
+  k.append(v);
+}
+inline void put(std::string& k, const std::string& v) { put(k, std::string_view(v)); }
+inline void put(std::string& k, const char* v) { put(k, std::string_view(v)); }
+inline void put(std::string& k, const shlo::Type& t) {
+  put(k, t.dtype);
+  for (int64_t d : t.shape) {
+    k += 'x';
+    put(k, d);
+  }
+}
+template <class T>
+void put(std::string& k, const std::vector<T>& v);
+template <class T, size_t N>
+void put(std::string& k, const std::array<T, N>& v);
+template <class T>
+void put(std::string& k, const std::optional<T>& v);
+template <class... T>
+void put(std::string& k, const std::tuple<T...>& v);
+template <class A, class B>
+void put(std::string& k, const std::pair<A, B>& v);
+template <HasFields T>
+void put(std::string& k, const T& v) {
+  put(k, v.fields());
+}
+
+template <class T>
+void put(std::string& k, const std::vector<T>& v) {
+  k += '[';
+  for (const T& x : v) {
+    put(k, x);
+    k += ',';
+  }
+  k += ']';
+}
+template <class T, size_t N>
+void put(std::string& k, const std::array<T, N>& v) {
+  k += '[';
+  for (const T& x : v) {
+    put(k, x);
+    k += ',';
+  }
+  k += ']';
+}
+template <class T>
+void put(std::string& k, const std::optional<T>& v) {
+  if (!v) {
+    k += '-';
+    return;
+  }
+  k += '?';
+  put(k, *v);
+}
+template <class... T>
+void put(std::string& k, const std::tuple<T...>& v) {
+  k += '{';
+  std::apply([&](const auto&... x) { ((put(k, x), k += ','), ...); }, v);
+  k += '}';
+}
+template <class A, class B>
+void put(std::string& k, const std::pair<A, B>& v) {
+  put(k, std::tie(v.first, v.second));
+}
+
+// ---- recording
+
+namespace detail {
+
+// Holds a node's attributes; the lowering thunk reads them back typed.
+template <class... A>
+struct AttrsOf final : Attrs {
+  explicit AttrsOf(A... a) : values(std::move(a)...) {}
+  std::tuple<A...> values;
+};
+
+template <class F, class... A>
+Vals lower_thunk(shlo::Builder& b, const Vals& in, const Attrs* attrs) {
+  if constexpr (sizeof...(A) == 0) {
+    return F{}(b, in);
+  } else {
+    const auto& t = static_cast<const AttrsOf<A...>*>(attrs)->values;
+    return std::apply([&](const A&... a) { return F{}(b, in, a...); }, t);
+  }
+}
+
+// Checks that `name` is recorded from one call site only.
+void claim_name(const char* name, const std::source_location& where);
+
+}  // namespace detail
+
+// An op's name (a string literal) and where it is recorded from. Helpers
+// that record on behalf of their callers take an OpName too, so the site is
+// the caller's.
+struct OpName {
+  OpName(const char* n, std::source_location w = std::source_location::current()) : name(n), where(w) {}
+  const char* name;
+  std::source_location where;
+};
+
+// Records an op computing `out_types` from `inputs` with `lower`, which is
+// called as lower(builder, input values, attrs...) and must not capture.
+template <class F, class... A>
+std::vector<Ref> op(OpName name, std::vector<Ref> inputs, std::vector<shlo::Type> out_types, F lower, A... attrs) {
+  static_assert(std::is_empty_v<F> && std::is_default_constructible_v<F>,
+                "an op's lowering may not capture anything: pass what it needs as attributes");
+  (void)lower;
+  constexpr LowerThunk thunk = &detail::lower_thunk<F, std::decay_t<A>...>;
+  // One check per instance and name.
+  thread_local const char* checked = nullptr;
+  if (checked != name.name) {
+    detail::claim_name(name.name, name.where);
+    checked = name.name;
+  }
+  std::string key(name.name);
+  if constexpr (sizeof...(A) > 0) {
+    key += '(';
+    ((put(key, attrs), key += ','), ...);
+    key += ')';
+  }
+  std::unique_ptr<Attrs> held;
+  if constexpr (sizeof...(A) > 0) held = std::make_unique<detail::AttrsOf<std::decay_t<A>...>>(std::move(attrs)...);
+  return record(name.name, std::move(key), std::move(inputs), std::move(out_types), thunk, std::move(held));
+}
+
+template <class F, class... A>
+Ref op1(OpName name, std::vector<Ref> inputs, shlo::Type out, F lower, A... attrs) {
+  return op(name, std::move(inputs), std::vector<shlo::Type>{std::move(out)}, lower, std::move(attrs)...)[0];
+}
+
+}  // namespace engine
