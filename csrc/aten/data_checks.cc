@@ -4,7 +4,7 @@
 #include "aten/structured.h"
 #include "aten/tensor.h"
 #include "engine/checks.h"
-#include "ops/checks.h"
+#include "ops/checks/checks.h"
 
 namespace tpu {
 

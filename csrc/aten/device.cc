@@ -22,7 +22,7 @@
 #include "engine/event.h"
 #include "engine/mode.h"
 #include "engine/runtime.h"
-#include "ops/view.h"
+#include "ops/view/view.h"
 #include "pjrt/runtime.h"
 
 namespace tpu {

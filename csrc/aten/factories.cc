@@ -9,7 +9,7 @@
 #include "aten/device.h"
 #include "aten/kernels.h"
 #include "aten/tensor.h"
-#include "ops/random.h"
+#include "ops/random/random.h"
 
 namespace tpu {
 

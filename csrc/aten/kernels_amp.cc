@@ -6,8 +6,8 @@
 #include "aten/kernels.h"
 #include "aten/structured.h"
 #include "aten/tensor.h"
-#include "ops/amp.h"
-#include "ops/elementwise.h"
+#include "ops/amp/amp.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace tpu {
 

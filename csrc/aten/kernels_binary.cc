@@ -37,7 +37,7 @@
 #include "aten/ew_checks.h"
 #include "aten/kernels.h"
 #include "aten/structured.h"
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace tpu {
 

@@ -8,7 +8,7 @@
 
 #include "aten/kernels.h"
 #include "aten/tensor.h"
-#include "ops/conv.h"
+#include "ops/conv/conv.h"
 
 namespace tpu {
 

@@ -23,9 +23,9 @@
 #include "aten/kernels.h"
 #include "aten/structured.h"
 #include "engine/checks.h"
-#include "ops/checks.h"
+#include "ops/checks/checks.h"
 #include "ops/coverage.h"
-#include "ops/indexing.h"
+#include "ops/indexing/indexing.h"
 
 namespace tpu {
 

@@ -1,7 +1,7 @@
 // _grouped_mm (the MoE grouped expert matmul) as one native node.
 #include "aten/kernels.h"
 #include "aten/tensor.h"
-#include "ops/grouped_mm.h"
+#include "ops/linalg/grouped_mm.h"
 
 namespace tpu {
 

@@ -38,9 +38,9 @@
 #include "aten/kernels.h"
 #include "aten/structured.h"
 #include "engine/checks.h"
-#include "ops/elementwise.h"
-#include "ops/indexing.h"
-#include "ops/sort.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/indexing/indexing.h"
+#include "ops/sort/sort.h"
 
 namespace tpu {
 

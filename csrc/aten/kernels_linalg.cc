@@ -16,8 +16,8 @@
 
 #include "aten/kernels.h"
 #include "aten/structured.h"
-#include "ops/attention.h"
-#include "ops/linalg.h"
+#include "ops/attention/attention.h"
+#include "ops/linalg/linalg.h"
 
 namespace tpu {
 

@@ -3,7 +3,7 @@
 
 #include "aten/kernels.h"
 #include "aten/structured.h"
-#include "ops/membership.h"
+#include "ops/sort/membership.h"
 
 namespace tpu {
 

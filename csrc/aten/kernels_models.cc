@@ -10,7 +10,7 @@
 #include "aten/kernels.h"
 #include "aten/structured.h"
 #include "engine/checks.h"
-#include "ops/models.h"
+#include "ops/sort/histc.h"
 
 namespace tpu {
 

@@ -5,8 +5,8 @@
 
 #include "aten/kernels.h"
 #include "aten/structured.h"
-#include "ops/norm.h"
-#include "ops/reduction.h"
+#include "ops/norm/norm.h"
+#include "ops/reduction/reduction.h"
 
 namespace tpu {
 

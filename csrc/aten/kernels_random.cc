@@ -13,7 +13,7 @@
 #include "aten/structured.h"
 #include "aten/tensor.h"
 #include "engine/program.h"
-#include "ops/random.h"
+#include "ops/random/random.h"
 
 namespace tpu {
 

@@ -33,7 +33,7 @@
 #include "aten/kernels.h"
 #include "aten/library.h"
 #include "aten/structured.h"
-#include "ops/reduction.h"
+#include "ops/reduction/reduction.h"
 
 namespace tpu {
 

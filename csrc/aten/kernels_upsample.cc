@@ -25,7 +25,7 @@
 #include "aten/library.h"
 #include "aten/structured.h"
 #include "aten/tensor.h"
-#include "ops/upsample.h"
+#include "ops/upsample/upsample.h"
 
 namespace tpu {
 

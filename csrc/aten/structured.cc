@@ -1,6 +1,6 @@
 #include "aten/structured.h"
 
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace tpu {
 

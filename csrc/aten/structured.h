@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "aten/tensor.h"
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace tpu {
 

@@ -8,8 +8,8 @@
 #include "engine/mode.h"
 #include "engine/program.h"
 #include "engine/runtime.h"
-#include "ops/elementwise.h"
-#include "ops/view.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/view/view.h"
 
 namespace tpu {
 

@@ -6,9 +6,9 @@
 #include <limits>
 #include <numeric>
 
-#include "ops/elementwise.h"
-#include "ops/indexing.h"
-#include "ops/reduction.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/indexing/indexing.h"
+#include "ops/reduction/reduction.h"
 
 namespace ops {
 

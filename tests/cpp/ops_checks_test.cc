@@ -6,7 +6,7 @@
 #include <limits>
 #include <type_traits>
 
-#include "ops/checks.h"
+#include "ops/checks/checks.h"
 #include "test_env.h"
 
 using shlo::Builder;

@@ -7,7 +7,7 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 #include "test_env.h"
 
 using shlo::Builder;

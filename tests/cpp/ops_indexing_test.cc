@@ -4,8 +4,8 @@
 
 #include <cmath>
 
-#include "ops/indexing.h"
-#include "ops/sort.h"
+#include "ops/indexing/indexing.h"
+#include "ops/sort/sort.h"
 #include "test_env.h"
 
 using shlo::Builder;

@@ -5,8 +5,8 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/attention.h"
-#include "ops/linalg.h"
+#include "ops/attention/attention.h"
+#include "ops/linalg/linalg.h"
 #include "test_env.h"
 
 using shlo::Builder;

@@ -1,5 +1,5 @@
 // Random and range lowerings (ops/random): states, determinism, bounds.
-#include "ops/random.h"
+#include "ops/random/random.h"
 
 #include <gtest/gtest.h>
 

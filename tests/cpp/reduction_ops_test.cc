@@ -6,8 +6,8 @@
 #include <cmath>
 #include <limits>
 
-#include "ops/norm.h"
-#include "ops/reduction.h"
+#include "ops/norm/norm.h"
+#include "ops/reduction/reduction.h"
 #include "test_env.h"
 
 using shlo::Builder;

@@ -1,6 +1,6 @@
 // Views as math: random strided reads and writes over a flat storage agree
 // with direct element indexing.
-#include "ops/view.h"
+#include "ops/view/view.h"
 
 #include <gtest/gtest.h>
 

@@ -1,8 +1,8 @@
 // softmax lowering: see softmax.h.
 #include "ops/softmax/softmax.h"
 
-#include "ops/elementwise.h"
-#include "ops/reduction.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/reduction/reduction.h"
 
 namespace ops {
 

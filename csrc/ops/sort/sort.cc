@@ -1,9 +1,9 @@
-#include "ops/sort.h"
+#include "ops/sort/sort.h"
 
 #include <algorithm>
 #include <tuple>
 
-#include "ops/indexing.h"
+#include "ops/indexing/indexing.h"
 
 namespace ops {
 

@@ -1,9 +1,9 @@
-#include "ops/indexing.h"
+#include "ops/indexing/indexing.h"
 
 #include <algorithm>
 #include <stdexcept>
 
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace ops {
 

@@ -1,5 +1,5 @@
 // Lowerings for deferred device checks (see checks.h).
-#include "ops/checks.h"
+#include "ops/checks/checks.h"
 
 namespace ops {
 

@@ -1,12 +1,12 @@
 // Convolution lowerings: forward, transposed and the three gradients, all
 // expressed as one general stablehlo.convolution (see conv.h).
-#include "ops/conv.h"
+#include "ops/conv/conv.h"
 
 #include <algorithm>
 #include <stdexcept>
 #include <string>
 
-#include "ops/linalg.h"
+#include "ops/linalg/linalg.h"
 
 namespace ops {
 

@@ -1,7 +1,7 @@
 // Lowerings of GradScaler's native ops (see amp.h).
-#include "ops/amp.h"
+#include "ops/amp/amp.h"
 
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace ops {
 

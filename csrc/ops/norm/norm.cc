@@ -1,8 +1,8 @@
 // Layer norm and RMS norm: see norm.h.
-#include "ops/norm.h"
+#include "ops/norm/norm.h"
 
-#include "ops/elementwise.h"
-#include "ops/reduction.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/reduction/reduction.h"
 
 namespace ops {
 

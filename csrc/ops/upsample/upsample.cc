@@ -1,6 +1,6 @@
-#include "ops/upsample.h"
+#include "ops/upsample/upsample.h"
 
-#include "ops/indexing.h"
+#include "ops/indexing/indexing.h"
 
 namespace ops {
 

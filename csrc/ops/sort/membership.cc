@@ -1,4 +1,4 @@
-#include "ops/membership.h"
+#include "ops/sort/membership.h"
 
 namespace ops {
 

@@ -1,8 +1,8 @@
-#include "ops/linalg.h"
+#include "ops/linalg/linalg.h"
 
 #include <algorithm>
 
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace ops {
 

@@ -1,11 +1,11 @@
 // Reductions, scans and losses: see reduction.h.
-#include "ops/reduction.h"
+#include "ops/reduction/reduction.h"
 
 #include <cmath>
 #include <limits>
 #include <stdexcept>
 
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace ops {
 

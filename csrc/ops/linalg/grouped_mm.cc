@@ -1,7 +1,7 @@
 // Grouped matrix products as one dot_general over masked operands (see grouped_mm.h).
-#include "ops/grouped_mm.h"
+#include "ops/linalg/grouped_mm.h"
 
-#include "ops/linalg.h"
+#include "ops/linalg/linalg.h"
 
 namespace ops {
 

@@ -1,9 +1,9 @@
 // Lowerings of random distributions and range factories (see random.h).
-#include "ops/random.h"
+#include "ops/random/random.h"
 
 #include <cmath>
 
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace ops {
 

@@ -1,5 +1,5 @@
 // Elementwise lowerings with PyTorch semantics.
-#include "ops/elementwise.h"
+#include "ops/elementwise/elementwise.h"
 
 #include <limits>
 #include <stdexcept>

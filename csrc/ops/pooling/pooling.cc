@@ -5,9 +5,9 @@
 #include <limits>
 
 #include "ops/coverage.h"
-#include "ops/elementwise.h"
-#include "ops/indexing.h"
-#include "ops/reduction.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/indexing/indexing.h"
+#include "ops/reduction/reduction.h"
 
 namespace ops {
 

@@ -1,4 +1,4 @@
-#include "ops/view.h"
+#include "ops/view/view.h"
 
 #include <algorithm>
 #include <numeric>

@@ -1,10 +1,10 @@
-#include "ops/attention.h"
+#include "ops/attention/attention.h"
 
 #include <limits>
 #include <stdexcept>
 
-#include "ops/elementwise.h"
-#include "ops/linalg.h"
+#include "ops/elementwise/elementwise.h"
+#include "ops/linalg/linalg.h"
 
 namespace ops {
 

@@ -1,5 +1,5 @@
 // Lowerings for ops Hugging Face models reach (see models.h).
-#include "ops/models.h"
+#include "ops/sort/histc.h"
 
 namespace ops {
 
