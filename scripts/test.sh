@@ -18,7 +18,28 @@ TORCH_PJRT_CACHE_DIR=$(mktemp -d) TORCH_PJRT_PLUGIN_PATH=$PLUGIN build/release/c
 # Every package setup.sh installs is required: a test skipped for want of
 # one fails. -rs lists every skip with its reason.
 export TORCH_PJRT_TEST_REQUIRE=${TORCH_PJRT_TEST_REQUIRE-transformers,accelerate,diffusers,safetensors,expecttest,matplotlib}
-for mode in ${TORCH_PJRT_TEST_MODES:-strict fused debug}; do
-  echo "== Python tests, eager mode: $mode"
-  TORCH_PJRT_EAGER_MODE=$mode .venv/bin/python -m pytest -q -rs -p no:cacheprovider tests/python "$@"
+pass() {
+  TORCH_PJRT_EAGER_MODE=$1 .venv/bin/python -m pytest -q -rs -p no:cacheprovider tests/python "${@:2}"
+}
+modes=(${TORCH_PJRT_TEST_MODES:-strict fused debug})
+# The first pass runs alone: it holds the tests marked once (timings and
+# memory peaks among them). The others run side by side, each on one of the
+# two cores a pass mostly keeps busy, their output shown when both end.
+echo "== Python tests, eager mode: ${modes[0]}"
+pass "${modes[0]}" "$@"
+logs=$(mktemp -d)
+pids=()
+for mode in "${modes[@]:1}"; do
+  pass "$mode" "$@" >"$logs/$mode.log" 2>&1 &
+  pids+=($!)
 done
+status=0
+for i in "${!pids[@]}"; do
+  mode=${modes[$((i + 1))]}
+  rc=0
+  wait "${pids[$i]}" || rc=$?
+  echo "== Python tests, eager mode: $mode (exit status $rc)"
+  cat "$logs/$mode.log"
+  [ "$rc" = 0 ] || status=$rc
+done
+exit "$status"
