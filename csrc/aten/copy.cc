@@ -1,9 +1,11 @@
-// Moving data between the host and the device, and between dtypes.
+// Moving data between the host and the device, and between dtypes: copy_,
+// _copy_from, _copy_from_and_resize, _local_scalar_dense, registered here.
 #include "aten/copy.h"
 
 #include <ATen/MemoryOverlap.h>
 
 #include "aten/errors.h"
+#include "aten/library.h"
 #include "aten/tensor.h"
 #include "engine/graph.h"
 #include "engine/program.h"
@@ -34,13 +36,13 @@ engine::Ref upload(const at::Tensor& cpu, at::ScalarType dtype) {
 
 engine::Ref conj_value(engine::Ref v) {
   if (!shlo::is_complex(v.type().dtype)) return v;
-  return legacy_op("copy_conj", {v}, v.type(), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+  return op1("copy_conj", {v}, v.type(), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
     return std::vector<shlo::Value>{ops::conj(b, in[0])};
   });
 }
 
 engine::Ref neg_value(engine::Ref v) {
-  return legacy_op("copy_neg", {v}, v.type(), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+  return op1("copy_neg", {v}, v.type(), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
     return std::vector<shlo::Value>{b.unary("negate", in[0])};
   });
 }
@@ -76,6 +78,8 @@ const at::Tensor& copy_into(const at::Tensor& dst, const at::Tensor& src) {
   return dst;
 }
 
+namespace {
+
 at::Tensor& copy_(at::Tensor& self, const at::Tensor& src, bool /*non_blocking*/) {
   copy_into(self, src);
   return self;
@@ -95,6 +99,16 @@ at::Tensor _copy_from_and_resize(const at::Tensor& self, const at::Tensor& dst) 
 at::Scalar _local_scalar_dense(const at::Tensor& self) {
   at::Tensor c = to_cpu(self);
   return c.item();
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  Kernels m(lib);
+  m.impl("_copy_from", &_copy_from);
+  m.impl("_copy_from_and_resize", &_copy_from_and_resize);
+  m.impl("_local_scalar_dense", &_local_scalar_dense);
+  m.impl("copy_", &copy_);
 }
 
 }  // namespace tpu

@@ -28,11 +28,12 @@ void check_first_in_range(const at::Tensor& t, int64_t lo, int64_t hi, std::opti
   // With no skip value, lo itself never matches an element outside. The
   // bounds are constants of the program (a model uses one class count and
   // ignore_index): no operand uploads on the per-step path.
-  int64_t sk = skip.value_or(lo);
-  engine::Ref r = legacy_op(
-      "first_outside:" + std::to_string(lo) + ":" + std::to_string(hi) + ":" + std::to_string(sk), {read(t)},
-      shlo::Type{shlo::DType::S64, {2}},
-      [lo, hi, sk](shlo::Builder& b, const Vals& in) { return Vals{ops::first_outside(b, in[0], lo, hi, sk)}; });
+  engine::Ref r = op1(
+      "first_outside", {read(t)}, shlo::Type{shlo::DType::S64, {2}},
+      [](shlo::Builder& b, const Vals& in, int64_t lo, int64_t hi, int64_t sk) {
+        return Vals{ops::first_outside(b, in[0], lo, hi, sk)};
+      },
+      lo, hi, skip.value_or(lo));
   engine::defer_check(r, [n, fail = std::move(fail)](const std::vector<int64_t>& a) {
     if (a[0] < n) fail(a[1]);
   });
@@ -47,9 +48,9 @@ void check_all_within(const at::Tensor& t, double lo, double hi, std::function<v
     return;
   }
   shlo::DType dt = to_shlo(t.scalar_type());
-  engine::Ref r = legacy_op(
-      "first_outside_closed", {read(t), scalar_of(lo, dt), scalar_of(hi, dt)}, shlo::Type{shlo::DType::S64, {1}},
-      [](shlo::Builder& b, const Vals& in) { return Vals{ops::first_outside_closed(b, in[0], in[1], in[2])}; });
+  engine::Ref r =
+      op1("first_outside_closed", {read(t), scalar_of(lo, dt), scalar_of(hi, dt)}, shlo::Type{shlo::DType::S64, {1}},
+          [](shlo::Builder& b, const Vals& in) { return Vals{ops::first_outside_closed(b, in[0], in[1], in[2])}; });
   engine::defer_check(r, [n, fail = std::move(fail)](const std::vector<int64_t>& a) {
     if (a[0] < n) fail();
   });
@@ -61,14 +62,14 @@ void check_no_zero(const at::Tensor& t, at::ScalarType dt, std::function<void()>
     if (t.to(dt).eq(0).any().item<bool>()) fail();
     return;
   }
-  engine::Ref r = legacy_op("any_zero", {read_as(t, to_shlo(dt))}, shlo::Type{shlo::DType::S64, {1}},
-                            [](shlo::Builder& b, const Vals& in) {
-                              int64_t n = shlo::numel(in[0].shape());
-                              shlo::Value flat = b.reshape(in[0], {n});
-                              shlo::Value zero = b.compare(shlo::Cmp::EQ, flat, b.constant(flat.dtype(), 0, {n}));
-                              shlo::Value any = b.reduce(zero, b.constant(shlo::DType::PRED, 0), {0}, "or");
-                              return Vals{b.reshape(b.convert(any, shlo::DType::S64), {1})};
-                            });
+  engine::Ref r = op1("any_zero", {read_as(t, to_shlo(dt))}, shlo::Type{shlo::DType::S64, {1}},
+                      [](shlo::Builder& b, const Vals& in) {
+                        int64_t n = shlo::numel(in[0].shape());
+                        shlo::Value flat = b.reshape(in[0], {n});
+                        shlo::Value zero = b.compare(shlo::Cmp::EQ, flat, b.constant(flat.dtype(), 0, {n}));
+                        shlo::Value any = b.reduce(zero, b.constant(shlo::DType::PRED, 0), {0}, "or");
+                        return Vals{b.reshape(b.convert(any, shlo::DType::S64), {1})};
+                      });
   engine::defer_check(r, [fail = std::move(fail)](const std::vector<int64_t>& a) {
     if (a[0] != 0) fail();
   });
@@ -77,10 +78,12 @@ void check_no_zero(const at::Tensor& t, at::ScalarType dt, std::function<void()>
 void check_probabilities(const at::Tensor& p, int64_t n_sample, bool replacement) {
   if (p.numel() == 0) return;
   int64_t rows = p.dim() == 1 ? 1 : p.size(0), cats = p.size(-1);
-  engine::Ref r = legacy_op("probability_faults", {read(p)}, shlo::Type{shlo::DType::S64, {3}},
-                            [rows, cats](shlo::Builder& b, const Vals& in) {
-                              return Vals{ops::probability_faults(b, b.reshape(in[0], {rows, cats}))};
-                            });
+  engine::Ref r = op1(
+      "probability_faults", {read(p)}, shlo::Type{shlo::DType::S64, {3}},
+      [](shlo::Builder& b, const Vals& in, int64_t rows, int64_t cats) {
+        return Vals{ops::probability_faults(b, b.reshape(in[0], {rows, cats}))};
+      },
+      rows, cats);
   // Without replacement or for one sample the CPU checks the whole tensor
   // first, then the row sums; otherwise its sampling loop checks each row's
   // entries in order and then that row's sum.
@@ -95,25 +98,6 @@ void check_probabilities(const at::Tensor& p, int64_t n_sample, bool replacement
     }
     TORCH_CHECK(zero_row == rows, "invalid multinomial distribution (sum of probabilities <= 0)");
   });
-}
-
-namespace {
-
-void assert_nonzero(const at::Tensor& self, std::string msg) {
-  TORCH_CHECK(self.numel() != 0, "Boolean value of Tensor with no values is ambiguous");
-  TORCH_CHECK(self.numel() == 1, "Boolean value of Tensor with more than one value is ambiguous");
-  engine::defer_check(cast(read(self.ne(0)), shlo::DType::S64),
-                      [msg = std::move(msg)](const std::vector<int64_t>& v) { TORCH_CHECK(v[0] != 0, msg); });
-}
-
-}  // namespace
-
-void _assert_async(const at::Tensor& self) {
-  assert_nonzero(self, "Expected Tensor with single nonzero value, but got zero");
-}
-
-void _assert_async_msg(const at::Tensor& self, c10::string_view assert_msg) {
-  assert_nonzero(self, assert_msg.empty() ? "Assertion is failed" : std::string(assert_msg));
 }
 
 }  // namespace tpu

@@ -29,9 +29,4 @@ void check_no_zero(const at::Tensor& t, at::ScalarType dt, std::function<void()>
 // order and with the messages of the CPU kernel for this call.
 void check_probabilities(const at::Tensor& p, int64_t n_sample, bool replacement);
 
-// torch._assert_async: a one-element tensor must be nonzero, checked like
-// the other value checks (never waiting, as on CUDA).
-void _assert_async(const at::Tensor& self);
-void _assert_async_msg(const at::Tensor& self, c10::string_view assert_msg);
-
 }  // namespace tpu

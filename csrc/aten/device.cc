@@ -339,6 +339,11 @@ int device_count() {
   }
 }
 
+c10::Device device_or_current(std::optional<at::Device> d) {
+  if (d.has_value() && d->has_index()) return *d;
+  return c10::Device(c10::DeviceType::PrivateUse1, current_device());
+}
+
 bool is_available() { return device_count() > 0; }
 
 void check_device(const c10::Device& d) {
@@ -354,14 +359,15 @@ void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
     // Keep the content as bytes, cut or zero-extended.
     engine::Ref bytes = s->value();
     int64_t n = static_cast<int64_t>(newsize);
-    s->value() =
-        engine::record1("resize_bytes:" + std::to_string(n), {bytes}, shlo::Type{shlo::DType::U8, {n}},
-                        [n](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                          shlo::Value u8 = ops::reinterpret_flat(b, in[0], shlo::DType::U8);
-                          int64_t have = u8.shape()[0];
-                          if (have >= n) return std::vector<shlo::Value>{b.slice(u8, {0}, {n}, {1})};
-                          return std::vector<shlo::Value>{b.pad(u8, b.zero(shlo::DType::U8), {0}, {n - have}, {0})};
-                        });
+    s->value() = engine::op1(
+        "resize_bytes", {bytes}, shlo::Type{shlo::DType::U8, {n}},
+        [](shlo::Builder& b, const std::vector<shlo::Value>& in, int64_t n) {
+          shlo::Value u8 = ops::reinterpret_flat(b, in[0], shlo::DType::U8);
+          int64_t have = u8.shape()[0];
+          if (have >= n) return std::vector<shlo::Value>{b.slice(u8, {0}, {n}, {1})};
+          return std::vector<shlo::Value>{b.pad(u8, b.zero(shlo::DType::U8), {0}, {n - have}, {0})};
+        },
+        n);
     engine::commit(s->slot);
   }
   s->nbytes = newsize;

@@ -14,6 +14,9 @@ c10::Allocator* allocator();
 // (free, total) bytes of a tpu device's memory (torch.tpu.mem_get_info).
 std::pair<size_t, size_t> memory_info(c10::DeviceIndex device);
 c10::DeviceIndex current_device();
+// d when it names a device index, else the current tpu device (a factory's
+// device= argument).
+c10::Device device_or_current(std::optional<at::Device> d);
 int device_count();
 // Starts the runtime if needed (a clear error naming the pip package when
 // the plugin is missing) and checks that d is one of its devices.

@@ -12,39 +12,6 @@ namespace tpu {
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   Kernels m(lib);
-  // ---- storage, views, copies
-  m.impl("_copy_from", &_copy_from);
-  m.impl("_copy_from_and_resize", &_copy_from_and_resize);
-  m.impl("_local_scalar_dense", &_local_scalar_dense);
-  m.impl("_reshape_alias", &_reshape_alias);
-  m.impl("as_strided", &as_strided);
-  m.impl("copy_", &copy_);
-  m.impl("empty.memory_format", &empty_memory_format);
-  m.impl("empty_strided", &empty_strided);
-  m.impl("resize_", &resize_);
-  m.impl("set_", &set_empty);
-  m.impl("set_.source_Storage", &set_source_storage);
-  m.impl("set_.source_Storage_storage_offset", &set_storage);
-  m.impl("set_.source_Tensor", &set_source_tensor);
-  m.impl("unfold", &unfold);
-  m.impl("view", &view);
-
-  // ---- checks of values (data_checks.cc)
-  m.impl("_assert_async", &_assert_async);
-  m.impl("_assert_async.msg", &_assert_async_msg);
-
-  // ---- factories and fills
-  m.impl("arange.start_out", &arange_start_out);
-  m.impl("eye.m_out", &eye_m_out);
-  m.impl("eye.out", &eye_out);
-  m.impl("fill_.Scalar", &fill_scalar);
-  m.impl("fill_.Tensor", &fill_tensor);
-  m.impl("linspace.out", &linspace_out);
-  m.impl("logspace.out", &logspace_out);
-  m.impl("tril_indices", &tril_indices);
-  m.impl("triu_indices", &triu_indices);
-  m.impl("zero_", &zero_);
-
   // ---- binary arithmetic
   m.impl("add.Tensor", &add_Tensor);
   m.impl("add.out", &add_out);
@@ -586,31 +553,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("triu_", &triu_);
   m.impl("unique_consecutive", &unique_consecutive);
 
-  // ---- random, dropout, ranges (kernels_random.cc)
-  m.impl("bernoulli.out", &bernoulli_out);
-  m.impl("bernoulli_.Tensor", &bernoulli__Tensor);
-  m.impl("bernoulli_.float", &bernoulli__float);
-  m.impl("cauchy_", &cauchy_);
-  m.impl("exponential_", &exponential_);
-  m.impl("geometric_", &geometric_);
-  m.impl("log_normal_", &log_normal_);
-  m.impl("multinomial", &multinomial);
-  m.impl("multinomial.out", &multinomial_out);
-  m.impl("native_dropout", &native_dropout);
-  m.impl("native_dropout_backward", &native_dropout_backward);
-  m.impl("normal.Tensor_Tensor", &normal_Tensor_Tensor);
-  m.impl("normal.Tensor_Tensor_out", &normal_Tensor_Tensor_out);
-  m.impl("normal.Tensor_float", &normal_Tensor_float);
-  m.impl("normal.Tensor_float_out", &normal_Tensor_float_out);
-  m.impl("normal.float_Tensor", &normal_float_Tensor);
-  m.impl("normal.float_Tensor_out", &normal_float_Tensor_out);
-  m.impl("normal_", &normal_);
-  m.impl("random_", &random_);
-  m.impl("random_.from", &random_from);
-  m.impl("random_.to", &random_to);
-  m.impl("randperm.generator_out", &randperm_generator_out);
-  m.impl("uniform_", &uniform_);
-
   // ---- membership (kernels_membership.cc)
   m.impl("isin.Scalar_Tensor", &isin_Scalar_Tensor);
   m.impl("isin.Tensor_Scalar", &isin_Tensor_Scalar);
@@ -625,8 +567,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("view_as_real", &view_as_real);
 
   // ---- amp: GradScaler's native ops (kernels_amp.cc; autocast kernels are in autocast.cc)
-  m.impl("_amp_foreach_non_finite_check_and_unscale_", &_amp_foreach_non_finite_check_and_unscale_);
-  m.impl("_amp_update_scale_", &_amp_update_scale_);
   m.impl("_prelu_kernel", &_prelu_kernel);
   m.impl("_prelu_kernel_backward", &_prelu_kernel_backward);
 

@@ -13,6 +13,8 @@
 
 namespace tpu {
 
+using Vals = std::vector<shlo::Value>;
+
 StorageState& state_of(const at::Tensor& t) {
   auto* s = static_cast<StorageState*>(t.storage().data_ptr().get_context());
   TORCH_CHECK(s, "tpu tensor has no device storage (was it created by another backend?)");
@@ -134,22 +136,15 @@ engine::Ref complex_scalar(c10::complex<double> v, shlo::DType d) {
   TORCH_CHECK(shlo::is_complex(d), "internal: complex_scalar of a real dtype");
   shlo::DType part = d == shlo::DType::C64 ? shlo::DType::F32 : shlo::DType::F64;
   // Two real operands joined on the device: the values stay out of the key.
-  return legacy_op(std::string("complex_scalar:") + shlo::dtype_name(d),
-                   {engine::scalar(part, v.real()), engine::scalar(part, v.imag())}, shlo::Type{d, {}},
-                   [d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                     return std::vector<shlo::Value>{b.op1("stablehlo.complex", {in[0], in[1]}, shlo::Type{d, {}})};
-                   });
+  return op1(
+      "complex_scalar", {engine::scalar(part, v.real()), engine::scalar(part, v.imag())}, shlo::Type{d, {}},
+      [](shlo::Builder& b, const Vals& in, shlo::DType d) {
+        return Vals{b.op1("stablehlo.complex", {in[0], in[1]}, shlo::Type{d, {}})};
+      },
+      d);
 }
 
 shlo::Type type_of(const at::Tensor& t) { return shlo::Type{to_shlo(t.scalar_type()), shape_of(t.sizes())}; }
-
-void legacy_write_all(const std::vector<at::Tensor>& outs, const std::string& key, std::vector<engine::Ref> inputs,
-                      engine::Lowering lower) {
-  std::vector<shlo::Type> types;
-  for (const at::Tensor& t : outs) types.push_back(type_of(t));
-  std::vector<engine::Ref> r = engine::record(key, std::move(inputs), types, std::move(lower));
-  for (size_t i = 0; i < outs.size(); ++i) write(outs[i], r[i]);
-}
 
 std::string shape_str(at::IntArrayRef s) {
   std::string r = "[";
@@ -157,27 +152,20 @@ std::string shape_str(at::IntArrayRef s) {
   return r + "]";
 }
 
-engine::Ref legacy_op(std::string key, std::vector<engine::Ref> inputs, shlo::Type out, engine::Lowering lower) {
-  return engine::record1(std::move(key), std::move(inputs), std::move(out), std::move(lower));
-}
-
 engine::Ref cast(engine::Ref v, shlo::DType to) {
   if (v.type().dtype == to) return v;
   shlo::Type t{to, v.type().shape};
-  return legacy_op(std::string("convert:") + shlo::dtype_name(to), {v}, t,
-                   [to](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                     return std::vector<shlo::Value>{ops::convert(b, in[0], to)};
-                   });
+  return op1(
+      "convert", {v}, t,
+      [](shlo::Builder& b, const Vals& in, shlo::DType to) { return Vals{ops::convert(b, in[0], to)}; }, to);
 }
 
 engine::Ref broadcast(engine::Ref v, const shlo::Shape& shape) {
   if (v.type().shape == shape) return v;
-  std::string key = "broadcast[";
-  for (int64_t d : shape) key += std::to_string(d) + ",";
-  return legacy_op(key + "]", {v}, shlo::Type{v.type().dtype, shape},
-                   [shape](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                     return std::vector<shlo::Value>{b.broadcast_to(in[0], shape)};
-                   });
+  return op1(
+      "broadcast", {v}, shlo::Type{v.type().dtype, shape},
+      [](shlo::Builder& b, const Vals& in, const shlo::Shape& shape) { return Vals{b.broadcast_to(in[0], shape)}; },
+      shape);
 }
 
 namespace {
@@ -189,18 +177,19 @@ engine::Ref storage_value(StorageState& s, shlo::DType t) {
   int64_t n = elems_of(s, t);
   if (!s.value()) {
     // Never written (torch.empty): reads as zeros, like fresh device memory.
-    return legacy_op(std::string("zeros:") + shlo::dtype_name(t) + std::to_string(n), {}, shlo::Type{t, {n}},
-                     [t, n](shlo::Builder& b, const std::vector<shlo::Value>&) {
-                       return std::vector<shlo::Value>{b.constant(t, 0, {n})};
-                     });
+    return op1(
+        "zeros", {}, shlo::Type{t, {n}},
+        [](shlo::Builder& b, const Vals&, shlo::DType t, int64_t n) { return Vals{b.constant(t, 0, {n})}; }, t, n);
   }
   if (s.value().type().dtype == t && s.value().type().shape[0] == n) return s.value();
-  return legacy_op(std::string("view_dtype:") + shlo::dtype_name(t), {s.value()}, shlo::Type{t, {n}},
-                   [t, n](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                     shlo::Value r = ops::reinterpret_flat(b, in[0], t);
-                     if (r.shape()[0] != n) r = b.slice(r, {0}, {n}, {1});
-                     return std::vector<shlo::Value>{r};
-                   });
+  return op1(
+      "view_dtype", {s.value()}, shlo::Type{t, {n}},
+      [](shlo::Builder& b, const Vals& in, shlo::DType t, int64_t n) {
+        shlo::Value r = ops::reinterpret_flat(b, in[0], t);
+        if (r.shape()[0] != n) r = b.slice(r, {0}, {n}, {1});
+        return Vals{r};
+      },
+      t, n);
 }
 
 bool covers_storage(const at::Tensor& t, int64_t n) {
@@ -248,19 +237,19 @@ engine::Ref read(const at::Tensor& t) {
   if (covers_storage(t, n)) {
     if (t.dim() == 1) return base;
     shlo::Shape shape = shape_of(t.sizes());
-    std::string key = "view_reshape[";
-    for (int64_t x : shape) key += std::to_string(x) + ",";
-    return legacy_op(key + "]", {base}, shlo::Type{d, shape},
-                     [shape](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                       return std::vector<shlo::Value>{b.reshape(in[0], shape)};
-                     });
+    return op1(
+        "view_reshape", {base}, shlo::Type{d, shape},
+        [](shlo::Builder& b, const Vals& in, const shlo::Shape& shape) { return Vals{b.reshape(in[0], shape)}; },
+        shape);
   }
   TORCH_CHECK(t.storage_offset() + 1 <= n || t.numel() == 0, "tpu tensor view lies outside its storage");
   ops::StridedView v = view_of(t, n);
-  return legacy_op("view_read" + v.key(), {base, engine::scalar_i64(t.storage_offset())}, shlo::Type{d, v.sizes},
-                   [v](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                     return std::vector<shlo::Value>{ops::read_view(b, in[0], in[1], v)};
-                   });
+  return op1(
+      "view_read", {base, engine::scalar_i64(t.storage_offset())}, shlo::Type{d, v.sizes},
+      [](shlo::Builder& b, const Vals& in, const ops::StridedView& v) {
+        return Vals{ops::read_view(b, in[0], in[1], v)};
+      },
+      v);
 }
 
 engine::Ref read_as(const at::Tensor& t, shlo::DType dtype) { return cast(read(t), dtype); }
@@ -275,18 +264,20 @@ void write(const at::Tensor& t, engine::Ref v) {
   int64_t n = elems_of(s, d);
   engine::Ref next;
   if (covers_storage(t, n)) {
-    next = v.type().shape.size() == 1 ? v
-                                      : legacy_op("flatten", {v}, shlo::Type{d, {n}},
-                                                  [n](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                                                    return std::vector<shlo::Value>{b.reshape(in[0], {n})};
-                                                  });
+    next = v.type().shape.size() == 1
+               ? v
+               : op1(
+                     "flatten", {v}, shlo::Type{d, {n}},
+                     [](shlo::Builder& b, const Vals& in, int64_t n) { return Vals{b.reshape(in[0], {n})}; }, n);
   } else {
     if (t.numel() == 0) return;
     ops::StridedView view = view_of(t, n);
-    next = legacy_op("view_write" + view.key(), {storage_value(s, d), engine::scalar_i64(t.storage_offset()), v},
-                     shlo::Type{d, {n}}, [view](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                       return std::vector<shlo::Value>{ops::write_view(b, in[0], in[1], in[2], view)};
-                     });
+    next = op1(
+        "view_write", {storage_value(s, d), engine::scalar_i64(t.storage_offset()), v}, shlo::Type{d, {n}},
+        [](shlo::Builder& b, const Vals& in, const ops::StridedView& view) {
+          return Vals{ops::write_view(b, in[0], in[1], in[2], view)};
+        },
+        view);
   }
   s.value() = next;
   guarded("running an op", [&] { engine::commit(s.slot); });
@@ -306,6 +297,18 @@ at::Device common_device(std::initializer_list<const at::Tensor*> ts) {
   for (const at::Tensor* t : ts)
     if (t && t->defined() && t->device().type() == c10::DeviceType::PrivateUse1) return t->device();
   return at::Device(c10::DeviceType::PrivateUse1, 0);
+}
+
+void legacy_write_all(const std::vector<at::Tensor>& outs, const std::string& key, std::vector<engine::Ref> inputs,
+                      engine::Lowering lower) {
+  std::vector<shlo::Type> types;
+  for (const at::Tensor& t : outs) types.push_back(type_of(t));
+  std::vector<engine::Ref> r = engine::record(key, std::move(inputs), types, std::move(lower));
+  for (size_t i = 0; i < outs.size(); ++i) write(outs[i], r[i]);
+}
+
+engine::Ref legacy_op(std::string key, std::vector<engine::Ref> inputs, shlo::Type out, engine::Lowering lower) {
+  return engine::record1(std::move(key), std::move(inputs), std::move(out), std::move(lower));
 }
 
 }  // namespace tpu

@@ -10,7 +10,7 @@ namespace {
 
 at::Tensor failing_op(const at::Tensor& self) {
   engine::Ref r =
-      legacy_op("failing_op", {read(self)}, type_of(self), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+      op1("failing_op", {read(self)}, type_of(self), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
         // Not a StableHLO op: the plugin's compiler rejects the program.
         return std::vector<shlo::Value>{b.op1("stablehlo.no_such_op", {in[0]}, in[0].type)};
       });

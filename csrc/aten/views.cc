@@ -7,10 +7,12 @@
 #include <ATen/ops/view_native.h>
 
 #include "aten/device.h"
-#include "aten/kernels.h"
+#include "aten/library.h"
 #include "aten/tensor.h"
 
 namespace tpu {
+
+namespace {
 
 at::Tensor view(const at::Tensor& self, c10::SymIntArrayRef size) {
   return at::native::view(self, C10_AS_INTARRAYREF_SLOW(size));
@@ -85,6 +87,21 @@ at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& src) {
 at::Tensor& set_empty(at::Tensor& self) {
   at::Storage st(at::Storage::use_byte_size_t(), 0, allocator(), true);
   return set_storage(self, st, 0, {0}, {1});
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  Kernels m(lib);
+  m.impl("_reshape_alias", &_reshape_alias);
+  m.impl("as_strided", &as_strided);
+  m.impl("resize_", &resize_);
+  m.impl("set_", &set_empty);
+  m.impl("set_.source_Storage", &set_source_storage);
+  m.impl("set_.source_Storage_storage_offset", &set_storage);
+  m.impl("set_.source_Tensor", &set_source_tensor);
+  m.impl("unfold", &unfold);
+  m.impl("view", &view);
 }
 
 }  // namespace tpu

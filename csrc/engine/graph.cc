@@ -159,10 +159,12 @@ Ref scalar(shlo::DType dtype, double v) {
       // on device; f32 keeps it free of f64, which TPUs lack.
       Ref wide =
           dtype == D::C128 ? cached_scalar<double>(D::F64, v) : cached_scalar<float>(D::F32, static_cast<float>(v));
-      return record1("convert_scalar", {wide}, shlo::Type{dtype, {}},
-                     [dtype](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                       return std::vector<shlo::Value>{b.convert(in[0], dtype)};
-                     });
+      return op1(
+          "convert_scalar", {wide}, shlo::Type{dtype, {}},
+          [](shlo::Builder& b, const std::vector<shlo::Value>& in, shlo::DType dtype) {
+            return std::vector<shlo::Value>{b.convert(in[0], dtype)};
+          },
+          dtype);
     }
   }
 }
@@ -666,8 +668,8 @@ std::vector<pjrt::BufferPtr> run_program(const Program& p, const std::vector<pjr
 
 pjrt::BufferPtr copy_buffer(const pjrt::BufferPtr& b, const shlo::Type& type) {
   Ref src = leaf(b, type);
-  Ref r = record1("copy_buffer", {src}, type,
-                  [](shlo::Builder&, const std::vector<shlo::Value>& in) { return std::vector<shlo::Value>{in[0]}; });
+  Ref r = op1("copy_buffer", {src}, type,
+              [](shlo::Builder&, const std::vector<shlo::Value>& in) { return std::vector<shlo::Value>{in[0]}; });
   materialize({r});
   return r.node->buffers[0];
 }

@@ -1,4 +1,4 @@
-// Random and range lowerings (ops/random): states, determinism, bounds.
+// Random lowerings (ops/random): states, determinism, bounds.
 #include "ops/random/random.h"
 
 #include <gtest/gtest.h>
@@ -57,16 +57,4 @@ TEST(Random, UniformIsReproducibleAndHalfOpen) {
     sum += v;
   }
   EXPECT_NEAR(sum / n, 0.5, 0.01);
-}
-
-TEST(Random, RangesAreExact) {
-  Builder b;
-  Value state = b.param(Type{DType::U64, {2}});  // unused; keeps one runner
-  (void)state;
-  Value ar = ops::arange(b, b.constant(DType::S64, -3), b.constant(DType::S64, 2), 4, DType::F32);
-  Value eye = b.reshape(ops::eye(b, 2, 3, DType::F32), {6});
-  Value lin = ops::linspace(b, b.constant(DType::F64, 0.0), b.constant(DType::F64, 1.0), b.constant(DType::F64, 0.25),
-                            5, DType::F32);
-  auto out = run_with_state(b.finish({b.concatenate({ar, eye, lin}, 0)}), {0, 0}, 15);
-  EXPECT_EQ(out, (std::vector<float>{-3, -1, 1, 3, 1, 0, 0, 0, 1, 0, 0, 0.25f, 0.5f, 0.75f, 1}));
 }

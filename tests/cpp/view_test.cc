@@ -6,9 +6,17 @@
 
 #include <random>
 
+#include "engine/op.h"
 #include "test_env.h"
 
 namespace {
+
+// The view's fields as its program key prints them (for failure messages).
+std::string describe(const ops::StridedView& v) {
+  std::string k;
+  engine::put(k, v);
+  return k;
+}
 
 struct Case {
   std::vector<int64_t> sizes, strides;
@@ -74,7 +82,7 @@ TEST(Views, RandomStridedReadsMatchIndexing) {
     int64_t numel = shlo::numel(c.sizes);
     auto got = run(b.finish({b.reshape(r, {numel})}), {storage}, c.offset, numel);
     for (int64_t i = 0; i < numel; ++i)
-      ASSERT_EQ(got[i], storage[flat_index(c, i)]) << "trial " << trial << " " << v.key() << " off " << c.offset;
+      ASSERT_EQ(got[i], storage[flat_index(c, i)]) << "trial " << trial << " " << describe(v) << " off " << c.offset;
   }
 }
 
@@ -111,6 +119,6 @@ TEST(Views, RandomStridedWritesMatchIndexing) {
     auto got = run(b.finish({r}), {storage}, c.offset, c.n);
     std::vector<float> expect(storage);
     for (int64_t i = 0; i < numel; ++i) expect[flat_index(c, i)] = value[i];
-    ASSERT_EQ(got, expect) << "trial " << trial << " " << v.key() << " off " << c.offset;
+    ASSERT_EQ(got, expect) << "trial " << trial << " " << describe(v) << " off " << c.offset;
   }
 }

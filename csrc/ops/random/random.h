@@ -78,19 +78,4 @@ Value randperm(Builder& b, Value state, int64_t n, DType out);
 // be normalized) as S64 [rows, n]: argmax / top-n of probs / Exp(1) noise.
 Value multinomial(Builder& b, Value state, Value probs, int64_t n, bool replacement);
 
-// ---- ranges
-
-// start + step * i for i in [0, n): start and step are 0-d of the compute
-// dtype (S64, F32 or F64), converted to `out` at the end.
-Value arange(Builder& b, Value start, Value step, int64_t n, DType out);
-// PyTorch's linspace formula: start + step * i for the first half, end -
-// step * (steps - 1 - i) for the rest. start, end, step are 0-d F64 holding
-// values already rounded like PyTorch's (to `out` for floats, step in f64
-// for integers); arithmetic rounds after every op like the dtype's own.
-Value linspace(Builder& b, Value start, Value end, Value step, int64_t steps, DType out);
-// base ^ (start + step * i) (same halves as linspace); all 0-d F64.
-Value logspace(Builder& b, Value start, Value end, Value step, Value base, int64_t steps, DType out);
-// Ones on the main diagonal of an n x m matrix.
-Value eye(Builder& b, int64_t n, int64_t m, DType out);
-
 }  // namespace ops

@@ -75,13 +75,6 @@ Value element_indices(Builder& b, Value offset, const StridedView& v) {
 
 }  // namespace
 
-std::string StridedView::key() const {
-  std::string k = "[";
-  for (size_t i = 0; i < sizes.size(); ++i) k += std::to_string(sizes[i]) + ":" + std::to_string(strides[i]) + ",";
-  k += "n" + std::to_string(storage_numel) + (fits ? "f" : "") + "]";
-  return k;
-}
-
 int64_t StridedView::span() const {
   Plan p = plan_of(*this);
   if (p.ok) return p.span;

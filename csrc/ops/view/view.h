@@ -4,6 +4,7 @@
 #pragma once
 
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "shlo/builder.h"
@@ -21,7 +22,7 @@ struct StridedView {
   // offset + span <= storage_numel (decided by the caller, who knows offset):
   // then no padding is needed to slice at a runtime offset.
   bool fits = true;
-  std::string key() const;
+  auto fields() const { return std::tie(sizes, strides, storage_numel, fits); }
   // Elements of storage the decomposed read touches from offset on.
   int64_t span() const;
 };

@@ -1,26 +1,23 @@
-// Tensor creation and filling.
+// Fills (fill_, zero_), ranges (arange, linspace, logspace), eye and
+// tril_indices / triu_indices: ATen entry points and their registration.
+// The range lowerings are factories.h; their parameters are runtime
+// operands, rounded on the host the way PyTorch's CPU kernels round them.
 #include <ATen/AccumulateType.h>
 #include <ATen/Dispatch.h>
-#include <ATen/EmptyTensor.h>
 #include <ATen/native/RangeUtils.h>
 
 #include <cmath>
 
 #include "aten/device.h"
-#include "aten/kernels.h"
+#include "aten/library.h"
 #include "aten/tensor.h"
-#include "ops/random/random.h"
+#include "ops/factories/factories.h"
 
 namespace tpu {
 
 namespace {
 
-c10::Device device_or_current(std::optional<at::Device> d) {
-  if (d.has_value() && d->has_index()) return *d;
-  return c10::Device(c10::DeviceType::PrivateUse1, current_device());
-}
-
-void check_dtype(at::ScalarType t) { (void)to_shlo(t); }
+using Vals = std::vector<shlo::Value>;
 
 // Resizes a range factory's out= tensor to n elements, warning like PyTorch
 // when a non-empty out had another size.
@@ -40,12 +37,10 @@ void resize_range_out(at::Tensor& out, int64_t n) {
 void write_range(const at::Tensor& out, engine::Ref v) {
   if (out.dim() != 1) {
     shlo::Shape shape = shape_of(out.sizes());
-    std::string key = "range_reshape[";
-    for (int64_t d : shape) key += std::to_string(d) + ",";
-    v = legacy_op(key + "]", {v}, shlo::Type{v.type().dtype, shape},
-                  [shape](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                    return std::vector<shlo::Value>{b.reshape(in[0], shape)};
-                  });
+    v = op1(
+        "range_reshape", {v}, shlo::Type{v.type().dtype, shape},
+        [](shlo::Builder& b, const Vals& in, const shlo::Shape& shape) { return Vals{b.reshape(in[0], shape)}; },
+        shape);
   }
   write(out, v);
 }
@@ -85,35 +80,6 @@ at::Tensor tri_indices(int64_t row, int64_t col, int64_t offset, bool lower, std
   engine::Ref v = engine::from_host(rs.data(), shlo::Type{shlo::DType::S64, {2, n}});
   write(out, v);
   return out;
-}
-
-}  // namespace
-
-at::Tensor empty_memory_format(c10::SymIntArrayRef size, std::optional<at::ScalarType> dtype,
-                               std::optional<at::Layout> layout, std::optional<at::Device> device,
-                               std::optional<bool> pin_memory, std::optional<at::MemoryFormat> memory_format) {
-  at::ScalarType st = dtype.value_or(at::get_default_dtype_as_scalartype());
-  check_dtype(st);
-  check_f64(st);
-  c10::Device dev = device_or_current(device);
-  check_device(dev);
-  c10::DeviceGuard guard(dev);
-  constexpr c10::DispatchKeySet ks(c10::DispatchKey::PrivateUse1);
-  return at::detail::empty_generic(C10_AS_INTARRAYREF_SLOW(size), allocator(), ks, st, memory_format);
-}
-
-at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride, std::optional<at::ScalarType> dtype,
-                         std::optional<at::Layout> layout, std::optional<at::Device> device,
-                         std::optional<bool> pin_memory) {
-  at::ScalarType st = dtype.value_or(at::get_default_dtype_as_scalartype());
-  check_dtype(st);
-  check_f64(st);
-  c10::Device dev = device_or_current(device);
-  check_device(dev);
-  c10::DeviceGuard guard(dev);
-  constexpr c10::DispatchKeySet ks(c10::DispatchKey::PrivateUse1);
-  return at::detail::empty_strided_generic(C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride), allocator(),
-                                           ks, st);
 }
 
 at::Tensor& fill_scalar(at::Tensor& self, const at::Scalar& value) {
@@ -168,10 +134,12 @@ at::Tensor& arange_start_out(const at::Scalar& start, const at::Scalar& end, con
   resize_range_out(out, n);
   if (n == 0) return out;
   shlo::DType d = to_shlo(out.scalar_type());
-  write_range(out, legacy_op("arange:" + std::to_string(n) + ":" + shlo::dtype_name(d), {first, stride},
-                             shlo::Type{d, {n}}, [n, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                               return std::vector<shlo::Value>{ops::arange(b, in[0], in[1], n, d)};
-                             }));
+  write_range(out, op1(
+                       "arange", {first, stride}, shlo::Type{d, {n}},
+                       [](shlo::Builder& b, const Vals& in, int64_t n, shlo::DType d) {
+                         return Vals{ops::arange(b, in[0], in[1], n, d)};
+                       },
+                       n, d));
   return out;
 }
 
@@ -196,10 +164,12 @@ at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
          range_scalar(static_cast<double>(step), c)};
   });
   shlo::DType d = to_shlo(out.scalar_type());
-  write_range(out, legacy_op("linspace:" + std::to_string(steps) + ":" + shlo::dtype_name(d), {p.start, p.end, p.step},
-                             shlo::Type{d, {steps}}, [steps, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                               return std::vector<shlo::Value>{ops::linspace(b, in[0], in[1], in[2], steps, d)};
-                             }));
+  write_range(out, op1(
+                       "linspace", {p.start, p.end, p.step}, shlo::Type{d, {steps}},
+                       [](shlo::Builder& b, const Vals& in, int64_t steps, shlo::DType d) {
+                         return Vals{ops::linspace(b, in[0], in[1], in[2], steps, d)};
+                       },
+                       steps, d));
   return out;
 }
 
@@ -220,11 +190,12 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
     const double step = static_cast<double>(e - s) / (steps - 1);
     p = {range_scalar(static_cast<double>(s), c), range_scalar(static_cast<double>(e), c), range_scalar(step, c)};
   });
-  write_range(out, legacy_op("logspace:" + std::to_string(steps) + ":" + shlo::dtype_name(d),
-                             {p.start, p.end, p.step, range_scalar(base, c)}, shlo::Type{d, {steps}},
-                             [steps, d](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                               return std::vector<shlo::Value>{ops::logspace(b, in[0], in[1], in[2], in[3], steps, d)};
-                             }));
+  write_range(out, op1(
+                       "logspace", {p.start, p.end, p.step, range_scalar(base, c)}, shlo::Type{d, {steps}},
+                       [](shlo::Builder& b, const Vals& in, int64_t steps, shlo::DType d) {
+                         return Vals{ops::logspace(b, in[0], in[1], in[2], in[3], steps, d)};
+                       },
+                       steps, d));
   return out;
 }
 
@@ -236,10 +207,12 @@ at::Tensor& eye_m_out(c10::SymInt n_, c10::SymInt m_, at::Tensor& out) {
   if (out.sizes() != at::IntArrayRef({n, m})) out.resize_({n, m});
   if (out.numel() == 0) return out;
   shlo::DType d = to_shlo(out.scalar_type());
-  write(out, legacy_op("eye:" + std::to_string(n) + "x" + std::to_string(m) + ":" + shlo::dtype_name(d), {},
-                       shlo::Type{d, {n, m}}, [n, m, d](shlo::Builder& b, const std::vector<shlo::Value>&) {
-                         return std::vector<shlo::Value>{ops::eye(b, n, m, d)};
-                       }));
+  write(out, op1(
+                 "eye", {}, shlo::Type{d, {n, m}},
+                 [](shlo::Builder& b, const Vals&, int64_t n, int64_t m, shlo::DType d) {
+                   return Vals{ops::eye(b, n, m, d)};
+                 },
+                 n, m, d));
   return out;
 }
 
@@ -255,6 +228,22 @@ at::Tensor triu_indices(int64_t row, int64_t col, int64_t offset, std::optional<
                         std::optional<at::Layout> layout, std::optional<at::Device> device,
                         std::optional<bool> pin_memory) {
   return tri_indices(row, col, offset, false, dtype, layout, device);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  Kernels m(lib);
+  m.impl("arange.start_out", &arange_start_out);
+  m.impl("eye.m_out", &eye_m_out);
+  m.impl("eye.out", &eye_out);
+  m.impl("fill_.Scalar", &fill_scalar);
+  m.impl("fill_.Tensor", &fill_tensor);
+  m.impl("linspace.out", &linspace_out);
+  m.impl("logspace.out", &logspace_out);
+  m.impl("tril_indices", &tril_indices);
+  m.impl("triu_indices", &triu_indices);
+  m.impl("zero_", &zero_);
 }
 
 }  // namespace tpu

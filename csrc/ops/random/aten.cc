@@ -1,7 +1,8 @@
-// Random fills, dropout, random permutations and sampling on the tpu.
-// Argument checks come from PyTorch's own distribution templates so errors
-// match the CPU's; each op records one node whose rng state is a runtime
-// operand drawn from the tpu generator (see device.h).
+// Random fills, dropout, random permutations and sampling: ATen entry points
+// and their registration. Argument checks come from PyTorch's own
+// distribution templates so errors match the CPU's; each op records one node
+// whose rng state is a runtime operand drawn from the tpu generator
+// (aten/device.h), and whose lowering is random.h.
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/DistributionTemplates.h>
 
@@ -9,7 +10,7 @@
 
 #include "aten/data_checks.h"
 #include "aten/device.h"
-#include "aten/kernels.h"
+#include "aten/library.h"
 #include "aten/structured.h"
 #include "aten/tensor.h"
 #include "engine/program.h"
@@ -47,26 +48,28 @@ engine::Ref rng_state(const std::optional<at::Generator>& gen, const at::Device&
 
 engine::Ref param(double v, DType c) { return scalar_of(at::Scalar(v), c); }
 
+// The node of a random fill: draw(builder, inputs, type) computes the value
+// of type `t`; a complex result gets its real and imaginary parts from one
+// real draw of shape [2, ...] (PyTorch fills view_as_real(self)).
+template <class Draw>
+struct FillLowering {
+  Vals operator()(shlo::Builder& b, const Vals& in, const shlo::Type& t) const {
+    if (!shlo::is_complex(t.dtype)) return {Draw{}(b, in, t)};
+    shlo::Type parts{t.dtype == DType::C128 ? DType::F64 : DType::F32, t.shape};
+    parts.shape.insert(parts.shape.begin(), 2);
+    return {ops::complex_from_parts(b, Draw{}(b, in, parts))};
+  }
+};
+
 // Records `name` over (state, extra...) producing a value shaped like self,
-// and stores it into self. A complex self gets its real and imaginary parts
-// from one real draw of shape [2, ...] (PyTorch fills view_as_real(self)).
-void fill(const at::Tensor& self, const std::string& name, const std::optional<at::Generator>& gen,
-          std::vector<engine::Ref> extra,
-          std::function<shlo::Value(shlo::Builder&, const Vals&, const shlo::Type&)> lower) {
+// and stores it into self.
+template <class Draw>
+void fill(const at::Tensor& self, engine::OpName name, const std::optional<at::Generator>& gen,
+          std::vector<engine::Ref> extra, Draw) {
   if (self.numel() == 0) return;
   shlo::Type ty = type_of(self);
   extra.insert(extra.begin(), rng_state(gen, self.device()));
-  engine::Lowering l;
-  if (shlo::is_complex(ty.dtype)) {
-    shlo::Type parts{ty.dtype == DType::C128 ? DType::F64 : DType::F32, ty.shape};
-    parts.shape.insert(parts.shape.begin(), 2);
-    l = [parts, lower](shlo::Builder& b, const Vals& in) {
-      return Vals{ops::complex_from_parts(b, lower(b, in, parts))};
-    };
-  } else {
-    l = [ty, lower](shlo::Builder& b, const Vals& in) { return Vals{lower(b, in, ty)}; };
-  }
-  write(self, legacy_op(name + ":" + ty.str(), std::move(extra), ty, std::move(l)));
+  write(self, op1(name, std::move(extra), ty, FillLowering<Draw>{}, ty));
 }
 
 // The real dtype a random fill of self computes its parameters in.
@@ -130,11 +133,15 @@ bool wide_bits(DType d) {
 
 void random_int_fill(at::Tensor& self, int64_t from, uint64_t range, bool bits64,
                      const std::optional<at::Generator>& gen) {
-  fill(self, std::string("random_int") + (bits64 ? "64" : "32"), gen,
-       {engine::scalar_i64(from), engine::scalar_i64(static_cast<int64_t>(range))},
-       [bits64](shlo::Builder& b, const Vals& in, const shlo::Type& t) {
-         return ops::random_int(b, in[0], in[1], in[2], t, bits64);
-       });
+  std::vector<engine::Ref> bounds{engine::scalar_i64(from), engine::scalar_i64(static_cast<int64_t>(range))};
+  if (bits64)
+    fill(self, "random_int64", gen, std::move(bounds), [](shlo::Builder& b, const Vals& in, const shlo::Type& t) {
+      return ops::random_int(b, in[0], in[1], in[2], t, true);
+    });
+  else
+    fill(self, "random_int32", gen, std::move(bounds), [](shlo::Builder& b, const Vals& in, const shlo::Type& t) {
+      return ops::random_int(b, in[0], in[1], in[2], t, false);
+    });
 }
 
 void random_full_fill(at::Tensor& self, const std::optional<at::Generator>& gen) {
@@ -277,8 +284,6 @@ engine::Ref read_std(const at::Tensor& std, const at::Tensor& out) {
   return v;
 }
 
-}  // namespace
-
 // ---- in-place random fills
 
 at::Tensor& uniform_(at::Tensor& self, double from, double to, std::optional<at::Generator> gen) {
@@ -398,12 +403,12 @@ std::tuple<at::Tensor, at::Tensor> native_dropout(const at::Tensor& input, doubl
   shlo::Type ty = type_of(input);
   DType c = ops::random_compute_dtype(ty.dtype);
   shlo::Type mask_ty{DType::PRED, ty.shape};
-  auto refs = engine::record("native_dropout:" + ty.str(),
-                             {rng_state(std::nullopt, input.device()), read(input), param(p1m, c), param(scale, c)},
-                             {ty, mask_ty}, [](shlo::Builder& b, const Vals& in) {
-                               auto [out, mask] = ops::dropout(b, in[0], in[1], in[2], in[3]);
-                               return Vals{out, mask};
-                             });
+  auto refs =
+      op("native_dropout", {rng_state(std::nullopt, input.device()), read(input), param(p1m, c), param(scale, c)},
+         {ty, mask_ty}, [](shlo::Builder& b, const Vals& in) {
+           auto [out, mask] = ops::dropout(b, in[0], in[1], in[2], in[3]);
+           return Vals{out, mask};
+         });
   return {wrap(refs[0], input.device()), wrap(refs[1], input.device())};
 }
 
@@ -416,8 +421,8 @@ at::Tensor native_dropout_backward(const at::Tensor& grad, const at::Tensor& mas
   ty.dtype = to_shlo(at::result_type(grad, at::Scalar(scale)));
   DType c = ops::random_compute_dtype(ty.dtype);
   engine::Ref r =
-      legacy_op("native_dropout_backward:" + ty.str(), {read_as(grad, ty.dtype), read(mask), param(scale, c)}, ty,
-                [](shlo::Builder& b, const Vals& in) { return Vals{ops::dropout_backward(b, in[0], in[1], in[2])}; });
+      op1("native_dropout_backward", {read_as(grad, ty.dtype), read(mask), param(scale, c)}, ty,
+          [](shlo::Builder& b, const Vals& in) { return Vals{ops::dropout_backward(b, in[0], in[1], in[2])}; });
   return wrap(r, grad.device());
 }
 
@@ -451,9 +456,11 @@ at::Tensor& randperm_generator_out(c10::SymInt n_, std::optional<at::Generator> 
   at::native::resize_output(out, {n});
   if (n == 0) return out;
   DType d = to_shlo(out.scalar_type());
-  write(out, legacy_op("randperm:" + std::to_string(n) + ":" + shlo::dtype_name(d), {rng_state(gen, out.device())},
-                       shlo::Type{d, {n}},
-                       [n, d](shlo::Builder& b, const Vals& in) { return Vals{ops::randperm(b, in[0], n, d)}; }));
+  write(out,
+        op1(
+            "randperm", {rng_state(gen, out.device())}, shlo::Type{d, {n}},
+            [](shlo::Builder& b, const Vals& in, int64_t n, DType d) { return Vals{ops::randperm(b, in[0], n, d)}; }, n,
+            d));
   return out;
 }
 
@@ -478,13 +485,14 @@ at::Tensor& multinomial_out(const at::Tensor& self, c10::SymInt n, bool replacem
   else
     at::native::resize_output(out, {rows, n_sample});
   if (out.numel() == 0) return out;
-  std::string key = "multinomial:" + std::to_string(n_sample) + (replacement ? "r" : "");
-  engine::Ref r =
-      legacy_op(key, {rng_state(gen, self.device()), read(self)}, type_of(out),
-                [rows, cats, n_sample, replacement, shape = type_of(out).shape](shlo::Builder& b, const Vals& in) {
-                  shlo::Value p = b.reshape(in[1], {rows, cats});
-                  return Vals{b.reshape(ops::multinomial(b, in[0], p, n_sample, replacement), shape)};
-                });
+  engine::Ref r = op1(
+      "multinomial", {rng_state(gen, self.device()), read(self)}, type_of(out),
+      [](shlo::Builder& b, const Vals& in, int64_t rows, int64_t cats, int64_t n_sample, bool replacement,
+         const shlo::Shape& shape) {
+        shlo::Value p = b.reshape(in[1], {rows, cats});
+        return Vals{b.reshape(ops::multinomial(b, in[0], p, n_sample, replacement), shape)};
+      },
+      rows, cats, n_sample, replacement, type_of(out).shape);
   write(out, r);
   return out;
 }
@@ -493,6 +501,35 @@ at::Tensor multinomial(const at::Tensor& self, c10::SymInt n_sample, bool replac
                        std::optional<at::Generator> gen) {
   at::Tensor out = at::empty({0}, self.options().dtype(at::kLong));
   return multinomial_out(self, n_sample, replacement, gen, out);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  Kernels m(lib);
+  m.impl("bernoulli.out", &bernoulli_out);
+  m.impl("bernoulli_.Tensor", &bernoulli__Tensor);
+  m.impl("bernoulli_.float", &bernoulli__float);
+  m.impl("cauchy_", &cauchy_);
+  m.impl("exponential_", &exponential_);
+  m.impl("geometric_", &geometric_);
+  m.impl("log_normal_", &log_normal_);
+  m.impl("multinomial", &multinomial);
+  m.impl("multinomial.out", &multinomial_out);
+  m.impl("native_dropout", &native_dropout);
+  m.impl("native_dropout_backward", &native_dropout_backward);
+  m.impl("normal.Tensor_Tensor", &normal_Tensor_Tensor);
+  m.impl("normal.Tensor_Tensor_out", &normal_Tensor_Tensor_out);
+  m.impl("normal.Tensor_float", &normal_Tensor_float);
+  m.impl("normal.Tensor_float_out", &normal_Tensor_float_out);
+  m.impl("normal.float_Tensor", &normal_float_Tensor);
+  m.impl("normal.float_Tensor_out", &normal_float_Tensor_out);
+  m.impl("normal_", &normal_);
+  m.impl("random_", &random_);
+  m.impl("random_.from", &random_from);
+  m.impl("random_.to", &random_to);
+  m.impl("randperm.generator_out", &randperm_generator_out);
+  m.impl("uniform_", &uniform_);
 }
 
 }  // namespace tpu

@@ -1,0 +1,51 @@
+// Tensor allocation on the tpu: empty and empty_strided make a storage of
+// the allocator (aten/device.h) with PyTorch's own size and stride rules;
+// nothing is computed until the tensor is first written.
+#include <ATen/EmptyTensor.h>
+
+#include "aten/device.h"
+#include "aten/library.h"
+#include "aten/tensor.h"
+
+namespace tpu {
+
+namespace {
+
+void check_dtype(at::ScalarType t) { (void)to_shlo(t); }
+
+at::Tensor empty_memory_format(c10::SymIntArrayRef size, std::optional<at::ScalarType> dtype,
+                               std::optional<at::Layout> layout, std::optional<at::Device> device,
+                               std::optional<bool> pin_memory, std::optional<at::MemoryFormat> memory_format) {
+  at::ScalarType st = dtype.value_or(at::get_default_dtype_as_scalartype());
+  check_dtype(st);
+  check_f64(st);
+  c10::Device dev = device_or_current(device);
+  check_device(dev);
+  c10::DeviceGuard guard(dev);
+  constexpr c10::DispatchKeySet ks(c10::DispatchKey::PrivateUse1);
+  return at::detail::empty_generic(C10_AS_INTARRAYREF_SLOW(size), allocator(), ks, st, memory_format);
+}
+
+at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride, std::optional<at::ScalarType> dtype,
+                         std::optional<at::Layout> layout, std::optional<at::Device> device,
+                         std::optional<bool> pin_memory) {
+  at::ScalarType st = dtype.value_or(at::get_default_dtype_as_scalartype());
+  check_dtype(st);
+  check_f64(st);
+  c10::Device dev = device_or_current(device);
+  check_device(dev);
+  c10::DeviceGuard guard(dev);
+  constexpr c10::DispatchKeySet ks(c10::DispatchKey::PrivateUse1);
+  return at::detail::empty_strided_generic(C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride), allocator(),
+                                           ks, st);
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  Kernels m(lib);
+  m.impl("empty.memory_format", &empty_memory_format);
+  m.impl("empty_strided", &empty_strided);
+}
+
+}  // namespace tpu
