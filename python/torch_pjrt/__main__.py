@@ -9,10 +9,10 @@ def main():
         return 2
     cmd, rest = sys.argv[1], sys.argv[2:]
     if cmd == "conformance":
-        from . import conformance
+        from .tools import conformance
         return conformance.main(rest)
     if cmd == "bench":
-        from . import bench
+        from .tools import bench
         return bench.main(rest)
     if cmd == "env":  # the README's table of environment variables
         from . import _env

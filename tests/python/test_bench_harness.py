@@ -4,7 +4,7 @@ import pytest
 import torch
 
 import torch_pjrt
-from torch_pjrt import bench
+from torch_pjrt.tools import bench
 
 pytestmark = pytest.mark.once("the bench picks its own modes")
 

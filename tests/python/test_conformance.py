@@ -11,7 +11,7 @@ import pytest
 
 pytest.importorskip("expecttest")
 
-from torch_pjrt import conformance  # noqa: E402
+from torch_pjrt.tools import conformance  # noqa: E402
 
 BASELINE = Path(__file__).with_name("conformance_baseline.json")
 

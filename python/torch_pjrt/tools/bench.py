@@ -95,6 +95,7 @@ def _mode_sides(cpu_fn, make_tpu_fn, modes):
 
 def bench_ops(repeats):
     cases = {
+        "add_1": ((1,), (1,), torch.add),
         "add_1k": ((1024,), (1024,), torch.add),
         "mm_64": ((64, 64), (64, 64), torch.mm),
         "mm_256": ((256, 256), (256, 256), torch.mm),
@@ -269,7 +270,7 @@ def bench_compiled(cfg, repeats, new_tokens, batch=8, seq=128):
 
 _FIRST_STEP = r"""
 import json, sys, time, torch, torch_pjrt
-from torch_pjrt.bench import _model, MODELS
+from torch_pjrt.tools.bench import _model, MODELS
 torch_pjrt.set_eager_mode(sys.argv[2])
 cfg = MODELS[sys.argv[1]]
 m = _model(cfg).train().to("tpu")
@@ -285,7 +286,7 @@ print(json.dumps({"seconds": time.perf_counter() - t0, **torch_pjrt.cache_stats(
 _FIRST_DECODE = r"""
 import json, sys, time, torch, torch_pjrt, torch_pjrt.compiler
 from torch._dynamo.utils import compilation_time_metrics
-from torch_pjrt.bench import _model, MODELS
+from torch_pjrt.tools.bench import _model, MODELS
 torch.set_num_threads(1)
 cfg = MODELS[sys.argv[1]]
 m = _model(cfg).eval().to("tpu")
@@ -472,7 +473,7 @@ def _dist_worker(rank, world, store, sizes, repeats, out):
 
 _DIST_WORKER = r"""
 import json, sys
-from torch_pjrt.bench import _dist_worker
+from torch_pjrt.tools.bench import _dist_worker
 rank, world, store, sizes, repeats, out = sys.argv[1:]
 _dist_worker(int(rank), int(world), store, json.loads(sizes), int(repeats), out)
 """
@@ -562,6 +563,8 @@ def main(argv=None):
     ap.add_argument("--compiled", choices=("auto", "on", "off"), default="auto",
                     help="torch.compile side (tpu backend, CPU eager, inductor); auto: with --model bench-llama")
     ap.add_argument("--only-compiled", action="store_true", help="run only the torch.compile side")
+    ap.add_argument("--ops", action="store_true",
+                    help="only the per-op latencies beside PyTorch CPU eager and the launch floor")
     ap.add_argument("--dist", action="store_true",
                     help="only all_reduce across 2 local processes: tpu_dist beside gloo (dist.json)")
     a = ap.parse_args(argv)
@@ -584,6 +587,9 @@ def main(argv=None):
     print("(a) small ops")
     res["ops"] = bench_ops(a.repeats)
     res["launch_floor"] = bench_launch_floor(a.repeats)
+    if a.ops:
+        res["ratios"] = _op_ratios(res)
+        return _write(a, res)
     print("(b) training step, batch 4, sequence 64")
     res["train"] = bench_train(cfg, modes, a.repeats, 4, 64)
     print("(c) greedy decoding")
@@ -591,12 +597,8 @@ def main(argv=None):
     print("(d) time to first training step")
     res["first_step"] = bench_first_step(a.model, "fused" if "fused" in modes else modes[0])
     tr, d64 = res["train"], res["decode"]["b64"]
-    ratios = {
-        "strict_small_op_over_torch_cpu": res["ops"]["add_1k"]["ratio"],
-        # the worse of the two sizes
-        "strict_small_op_over_launch_floor": max(c["ratio"] for c in res["launch_floor"].values()),
-        "warm_start_compiles": res["first_step"]["warm_compiles"],
-    }
+    ratios = _op_ratios(res)
+    ratios["warm_start_compiles"] = res["first_step"]["warm_compiles"]
     if "fused" in modes and "strict" in modes:
         ratios["fused_over_strict_train_step"] = tr["tpu_strict_s"] / tr["tpu_fused_s"]
     if "fused" in modes:
@@ -608,12 +610,24 @@ def main(argv=None):
         res["compiled"]["first_decode"] = bench_first_decode(a.model)
         ratios.update(_compiled_ratios(res["compiled"]))
     res["ratios"] = ratios
+    return _write(a, res)
+
+
+def _op_ratios(res):
+    return {
+        "strict_small_op_over_torch_cpu": res["ops"]["add_1k"]["ratio"],
+        # the worse of the two sizes
+        "strict_small_op_over_launch_floor": max(c["ratio"] for c in res["launch_floor"].values()),
+    }
+
+
+def _write(a, res):
     os.makedirs(a.out, exist_ok=True)
     with open(os.path.join(a.out, "bench.json"), "w") as f:
         json.dump(res, f, indent=2)
-    drew = chart(res, os.path.join(a.out, "bench.png"))
-    print("ratios:", json.dumps(ratios, indent=2))
-    print(f"wrote {os.path.join(a.out, 'bench.json')}" + (" and bench.png" if drew else " (no matplotlib: no chart)"))
+    drew = "train" in res and chart(res, os.path.join(a.out, "bench.png"))
+    print("ratios:", json.dumps(res["ratios"], indent=2))
+    print(f"wrote {os.path.join(a.out, 'bench.json')}" + (" and bench.png" if drew else ""))
     return 0
 
 

@@ -28,7 +28,7 @@ import time
 import unittest
 import zlib
 
-from . import _env
+from .. import _env
 
 DTYPES = ["float32", "bfloat16", "float16", "int64", "int32", "bool"]
 # (atol, rtol) used when the OpInfo states none: different summation orders
@@ -419,7 +419,7 @@ def run(quick=False, out="conformance_out", ops=None, grads=True, timeout_per_op
     silent = 0
     t0 = time.time()
     while remaining:
-        cmd = [sys.executable, "-m", "torch_pjrt.conformance", "--worker", "--ops", ",".join(remaining)]
+        cmd = [sys.executable, "-m", "torch_pjrt.tools.conformance", "--worker", "--ops", ",".join(remaining)]
         if quick:
             cmd.append("--quick")
         if not grads:
