@@ -11,10 +11,7 @@
 #include <ATen/ops/lcm_meta.h>
 #include <ATen/ops/linalg_cross_meta.h>
 #include <ATen/ops/nextafter_meta.h>
-#include <ATen/ops/renorm_meta.h>
-#include <ATen/ops/smooth_l1_loss_meta.h>
 #include <ATen/ops/special_xlog1py_meta.h>
-#include <ATen/ops/sum_meta.h>
 
 #include <cmath>
 
@@ -22,8 +19,6 @@
 #include "aten/index_bounds.h"
 #include "aten/kernels.h"
 #include "aten/structured.h"
-#include "engine/checks.h"
-#include "ops/checks/checks.h"
 #include "ops/coverage.h"
 #include "ops/indexing/indexing.h"
 
@@ -121,37 +116,6 @@ std::vector<T> fetch(engine::Ref v) {
   std::vector<T> out(shlo::numel(v.type().shape));
   if (!out.empty()) guarded("reading a value back", [&] { engine::to_host(v, out.data(), out.size() * sizeof(T)); });
   return out;
-}
-
-// ---- reductions
-
-std::vector<int64_t> reduce_dims(const at::Tensor& self, at::OptionalIntArrayRef dim) {
-  std::vector<int64_t> d;
-  int64_t r = self.dim();
-  if (r == 0) {
-    if (dim.has_value())
-      for (int64_t x : *dim) c10::maybe_wrap_dim(x, r);
-    return d;
-  }
-  if (!dim.has_value() || dim->empty()) {
-    for (int64_t i = 0; i < r; ++i) d.push_back(i);
-    return d;
-  }
-  for (int64_t x : *dim) d.push_back(c10::maybe_wrap_dim(x, r));
-  std::sort(d.begin(), d.end());
-  for (size_t i = 1; i < d.size(); ++i)
-    TORCH_CHECK(d[i] != d[i - 1], "dim ", d[i], " appears multiple times in the list of dims");
-  return d;
-}
-
-using MSum = at::meta::structured_sum_dim_IntList;
-
-void nansum_into(const at::Tensor& out, const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim) {
-  TORCH_CHECK(!c10::isComplexType(self.scalar_type()), "nansum does not support complex inputs");
-  std::vector<int64_t> dims = reduce_dims(self, dim);
-  shlo::DType o = to_shlo(out.scalar_type());
-  write(out, legacy_op("nansum" + ints(dims) + (keepdim ? "k>" : ">") + shlo::dtype_name(o), {read(self)}, type_of(out),
-                       [=](Builder& b, const Vals& in) { return Vals{ops::nansum(b, in[0], dims, keepdim, o)}; }));
 }
 
 }  // namespace
@@ -304,12 +268,7 @@ engine::Ref glu_backward_ref(const at::Tensor& grad, const at::Tensor& self, int
                    [dim](Builder& b, const Vals& in) { return Vals{ops::glu_backward(b, in[0], in[1], dim)}; });
 }
 
-std::vector<int64_t> broadcast_shape(const at::Tensor& a, const at::Tensor& b) {
-  auto s = at::infer_size_dimvector(a.sizes(), b.sizes());
-  return std::vector<int64_t>(s.begin(), s.end());
-}
-
-// ---- linalg_cross / renorm
+// ---- linalg_cross
 
 template <class M>
 void cross_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other, int64_t dim) {
@@ -326,22 +285,6 @@ void cross_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Ten
                        }));
 }
 using MCross = at::meta::structured_linalg_cross;
-
-template <class M>
-void renorm_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Scalar& p, int64_t dim,
-                 const at::Scalar& maxnorm) {
-  dim = at::maybe_wrap_dim(dim, self.dim());
-  double pv = p.toDouble();
-  int kind = pv == 0 ? 1 : pv == 1 ? 2 : pv == 2 ? 3 : std::isinf(pv) ? (pv > 0 ? 4 : 5) : 0;
-  if (out.numel() == 0) return;
-  shlo::DType acc = self.scalar_type() == at::kDouble ? shlo::DType::F64 : shlo::DType::F32;
-  write(out, legacy_op("renorm:" + std::to_string(dim) + ":" + std::to_string(kind),
-                       {read(self), scalar_of(p, acc), scalar_of(maxnorm, acc)}, type_of(out),
-                       [dim, kind](Builder& b, const Vals& in) {
-                         return Vals{ops::renorm(b, in[0], in[1], dim, in[2], kind)};
-                       }));
-}
-using MRenorm = at::meta::structured_renorm;
 
 // ---- searchsorted / bucketize
 
@@ -449,144 +392,9 @@ engine::Ref max_unpool_ref(const at::Tensor& self, const at::Tensor& indices, at
   });
 }
 
-// ---- losses
-
-std::vector<int64_t> loss_out_shape(const at::Tensor& self, const at::Tensor& target, int64_t reduction) {
-  TORCH_CHECK(reduction >= 0 && reduction <= 2, "invalid reduction: ", reduction);
-  if (reduction != 0) return {};
-  return broadcast_shape(self, target);
-}
-
-engine::Ref robust_loss_ref(const at::Tensor& self, const at::Tensor& target, int64_t reduction, int kind,
-                            double param) {
-  TORCH_CHECK(!self.is_complex(), kind == 0 ? "huber_loss" : "smooth_l1_loss", " does not support complex inputs");
-  std::vector<int64_t> shape = broadcast_shape(self, target);
-  shlo::DType t = to_shlo(at::result_type(self, target));
-  shlo::Type ot{t, shape_of(loss_out_shape(self, target, reduction))};
-  shlo::Shape bs = shape_of(shape);
-  return legacy_op(
-      "robust_loss:" + std::to_string(kind) + ":" + std::to_string(reduction) + ":" + std::to_string(param),
-      {read_as(self, t), read_as(target, t)}, ot, [=](Builder& b, const Vals& in) {
-        return Vals{ops::robust_loss(b, b.broadcast_to(in[0], bs), b.broadcast_to(in[1], bs), kind, param, reduction)};
-      });
-}
-
-engine::Ref robust_loss_backward_ref(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-                                     int64_t reduction, int kind, double param) {
-  std::vector<int64_t> shape = broadcast_shape(self, target);
-  TORCH_CHECK(at::IntArrayRef(shape) == self.sizes(), "loss backward: target of shape ", target.sizes(),
-              " broadcasts beyond the input's shape ", self.sizes());
-  shlo::DType t = to_shlo(self.scalar_type());
-  shlo::Shape bs = shape_of(shape);
-  return legacy_op(
-      "robust_loss_backward:" + std::to_string(kind) + ":" + std::to_string(reduction) + ":" + std::to_string(param),
-      {read_as(grad, t), read(self), read_as(target, t)}, type_of(self), [=](Builder& b, const Vals& in) {
-        return Vals{ops::robust_loss_backward(b, in[0], in[1], b.broadcast_to(in[2], bs), kind, param, reduction)};
-      });
-}
-
-// The CPU loop checks input then target at each element in turn and
-// reports the first failure; answered by the device at the next host read.
-void check_unit_range(const at::Tensor& self, const at::Tensor& target) {
-  int64_t n = self.numel();
-  if (n == 0) return;
-  shlo::DType t = to_shlo(self.scalar_type());
-  engine::Ref first = legacy_op(
-      "bce_unit_range", {read(self), read_as(target, t), scalar_of(0, t), scalar_of(1, t)},
-      shlo::Type{shlo::DType::S64, {2}}, [](Builder& b, const Vals& in) {
-        return Vals{b.concatenate(
-            {ops::first_outside_closed(b, in[0], in[2], in[3]), ops::first_outside_closed(b, in[1], in[2], in[3])}, 0)};
-      });
-  engine::defer_check(first, [n](const std::vector<int64_t>& at) {
-    TORCH_CHECK(at[0] == n || at[0] > at[1], "all elements of input should be between 0 and 1");
-    TORCH_CHECK(at[1] == n, "all elements of target should be between 0 and 1");
-  });
-}
-
-engine::Ref bce_ref(const std::optional<at::Tensor>& grad, const at::Tensor& self, const at::Tensor& target,
-                    const std::optional<at::Tensor>& weight, int64_t reduction) {
-  TORCH_CHECK(reduction >= 0 && reduction <= 2, "invalid reduction: ", reduction);
-  TORCH_CHECK(self.sizes() == target.sizes(), "Using a target size (", target.sizes(),
-              ") that is different to the "
-              "input size (",
-              self.sizes(), ") is deprecated. Please ensure they have the same size.");
-  check_floating("binary_cross_entropy", self.scalar_type());
-  bool has_w = weight.has_value() && weight->defined();
-  if (has_w) (void)at::infer_size(weight->sizes(), self.sizes());
-  if (!grad) check_unit_range(self, target);
-  shlo::DType t = to_shlo(self.scalar_type());
-  std::vector<engine::Ref> in{read(self), read_as(target, t)};
-  if (has_w) in.push_back(read_as(*weight, t));
-  if (grad) in.push_back(read_as(*grad, t));
-  bool backward = grad.has_value();
-  shlo::Type ot = backward || reduction == 0 ? type_of(self) : shlo::Type{t, {}};
-  shlo::Shape xs = shape_of(self.sizes());
-  return legacy_op(std::string(backward ? "bce_backward:" : "bce:") + std::to_string(reduction) + (has_w ? "w" : ""),
-                   in, ot, [=](Builder& b, const Vals& v) {
-                     std::optional<Value> w;
-                     if (has_w) w = v[2];
-                     if (!backward) return Vals{ops::binary_cross_entropy(b, v[0], v[1], w, reduction)};
-                     return Vals{ops::binary_cross_entropy_backward(b, v.back(), v[0], v[1], w, reduction)};
-                   });
-}
-
 }  // namespace
 
 namespace cov {
-
-// ---- nansum, equal, trace
-at::Tensor nansum(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                  std::optional<at::ScalarType> dtype) {
-  Structured<MSum> m;
-  m.meta(self, dim, keepdim, dtype);
-  nansum_into(m.outs[0], self, dim, keepdim);
-  return m.outs[0];
-}
-at::Tensor& nansum_out(const at::Tensor& self, at::OptionalIntArrayRef dim, bool keepdim,
-                       std::optional<at::ScalarType> dtype, at::Tensor& out) {
-  Structured<MSum> m({out});
-  m.meta(self, dim, keepdim, dtype);
-  nansum_into(out, self, dim, keepdim);
-  return out;
-}
-
-bool equal(const at::Tensor& self, const at::Tensor& other) {
-  TORCH_CHECK(self.device() == other.device(), "Cannot compare two tensors on different devices. Got: ", self.device(),
-              " and ", other.device());
-  if (self.sizes() != other.sizes()) return false;
-  if (self.numel() == 0) return true;
-  shlo::DType c = to_shlo(at::result_type(self, other));
-  engine::Ref r = legacy_op("equal", {read_as(self, c), read_as(other, c)}, shlo::Type{shlo::DType::PRED, {}},
-                            [](Builder& b, const Vals& in) { return Vals{ops::all_equal(b, in[0], in[1])}; });
-  return fetch<uint8_t>(r)[0];
-}
-
-at::Tensor trace(const at::Tensor& self) {
-  TORCH_CHECK(self.dim() == 2, "trace: expected a matrix, but got tensor with dim ", self.dim());
-  at::ScalarType ot = at::isIntegralType(self.scalar_type(), true) ? at::kLong : self.scalar_type();
-  shlo::DType o = to_shlo(ot);
-  return wrap(legacy_op("trace", {read(self)}, shlo::Type{o, {}},
-                        [o](Builder& b, const Vals& in) { return Vals{ops::trace(b, in[0], o)}; }),
-              self.device());
-}
-
-// ---- cummax / cummin
-void _cummax_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
-  dim = at::maybe_wrap_dim(dim, self.dim());
-  int64_t d = self.dim() == 0 ? 0 : dim;
-  legacy_write_all({values, indices}, "cummax:" + std::to_string(d), {read(self)}, [d](Builder& b, const Vals& in) {
-    auto [v, i] = ops::cum_extreme(b, in[0], d, true);
-    return Vals{v, i};
-  });
-}
-void _cummin_helper(const at::Tensor& self, at::Tensor& values, at::Tensor& indices, int64_t dim) {
-  dim = at::maybe_wrap_dim(dim, self.dim());
-  int64_t d = self.dim() == 0 ? 0 : dim;
-  legacy_write_all({values, indices}, "cummin:" + std::to_string(d), {read(self)}, [d](Builder& b, const Vals& in) {
-    auto [v, i] = ops::cum_extreme(b, in[0], d, false);
-    return Vals{v, i};
-  });
-}
 
 // ---- index_reduce
 at::Tensor index_reduce(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
@@ -659,24 +467,13 @@ at::Tensor& irshift_Tensor(at::Tensor& a, const at::Tensor& b) {
 }
 at::Tensor& irshift_Scalar(at::Tensor& a, const at::Scalar& b) { return irshift_Tensor(a, scalar_operand(b)); }
 
-// ---- linalg_cross, renorm
+// ---- linalg_cross
 at::Tensor linalg_cross(const at::Tensor& a, const at::Tensor& b, int64_t dim) {
   return functional<MCross>(cross_impl<Structured<MCross>>, a, b, dim);
 }
 at::Tensor& linalg_cross_out(const at::Tensor& a, const at::Tensor& b, int64_t dim, at::Tensor& out) {
   return out_variant<MCross>(out, cross_impl<Structured<MCross>>, a, b, dim);
 }
-at::Tensor renorm(const at::Tensor& s, const at::Scalar& p, int64_t dim, const at::Scalar& maxnorm) {
-  return functional<MRenorm>(renorm_impl<Structured<MRenorm>>, s, p, dim, maxnorm);
-}
-at::Tensor& renorm_(at::Tensor& s, const at::Scalar& p, int64_t dim, const at::Scalar& maxnorm) {
-  return inplace<MRenorm>(s, renorm_impl<Structured<MRenorm>>, p, dim, maxnorm);
-}
-at::Tensor& renorm_out(const at::Tensor& s, const at::Scalar& p, int64_t dim, const at::Scalar& maxnorm,
-                       at::Tensor& out) {
-  return out_variant<MRenorm>(out, renorm_impl<Structured<MRenorm>>, s, p, dim, maxnorm);
-}
-
 // ---- searchsorted, bucketize
 at::Tensor searchsorted_Tensor(const at::Tensor& seq, const at::Tensor& self, bool out_int32, bool right,
                                std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter) {
@@ -772,59 +569,6 @@ at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices, 
                              at::IntArrayRef stride, at::IntArrayRef padding, at::Tensor& out) {
   TORCH_CHECK(stride.size() == 3 && padding.size() == 3, "max_unpool3d: stride and padding must have 3 elements");
   return store_out(out, max_unpool_ref(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 3, "max_unpool3d"));
-}
-
-// ---- losses
-at::Tensor huber_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta) {
-  TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
-  return wrap(robust_loss_ref(self, target, reduction, 0, delta), self.device());
-}
-at::Tensor& huber_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double delta,
-                           at::Tensor& out) {
-  TORCH_CHECK(delta > 0, "huber_loss does not support non-positive values for delta.");
-  return store_out(out, robust_loss_ref(self, target, reduction, 0, delta));
-}
-at::Tensor huber_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-                               int64_t reduction, double delta) {
-  return wrap(robust_loss_backward_ref(grad, self, target, reduction, 0, delta), self.device());
-}
-at::Tensor& huber_loss_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-                                    int64_t reduction, double delta, at::Tensor& grad_input) {
-  return store_out(grad_input, robust_loss_backward_ref(grad, self, target, reduction, 0, delta));
-}
-at::Tensor smooth_l1_loss(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta) {
-  TORCH_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
-  return wrap(robust_loss_ref(self, target, reduction, 1, beta), self.device());
-}
-at::Tensor& smooth_l1_loss_out(const at::Tensor& self, const at::Tensor& target, int64_t reduction, double beta,
-                               at::Tensor& out) {
-  TORCH_CHECK(beta >= 0, "smooth_l1_loss does not support negative values for beta.");
-  return store_out(out, robust_loss_ref(self, target, reduction, 1, beta));
-}
-at::Tensor smooth_l1_loss_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-                                   int64_t reduction, double beta) {
-  return wrap(robust_loss_backward_ref(grad, self, target, reduction, 1, beta), self.device());
-}
-at::Tensor& smooth_l1_loss_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-                                        int64_t reduction, double beta, at::Tensor& grad_input) {
-  return store_out(grad_input, robust_loss_backward_ref(grad, self, target, reduction, 1, beta));
-}
-at::Tensor binary_cross_entropy(const at::Tensor& self, const at::Tensor& target,
-                                const std::optional<at::Tensor>& weight, int64_t reduction) {
-  return wrap(bce_ref(std::nullopt, self, target, weight, reduction), self.device());
-}
-at::Tensor& binary_cross_entropy_out(const at::Tensor& self, const at::Tensor& target,
-                                     const std::optional<at::Tensor>& weight, int64_t reduction, at::Tensor& out) {
-  return store_out(out, bce_ref(std::nullopt, self, target, weight, reduction));
-}
-at::Tensor binary_cross_entropy_backward(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-                                         const std::optional<at::Tensor>& weight, int64_t reduction) {
-  return wrap(bce_ref(grad, self, target, weight, reduction), self.device());
-}
-at::Tensor& binary_cross_entropy_backward_out(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
-                                              const std::optional<at::Tensor>& weight, int64_t reduction,
-                                              at::Tensor& grad_input) {
-  return store_out(grad_input, bce_ref(grad, self, target, weight, reduction));
 }
 
 }  // namespace cov

@@ -259,48 +259,6 @@ Value polygamma_cpu(Builder& b, Value n, Value x) {
   return down(b, r, t);
 }
 
-// ---------------------------------------------------------------- reductions
-
-Value nansum(Builder& b, Value x, const std::vector<int64_t>& dims, bool keepdim, DType out) {
-  if (shlo::is_float(x.dtype())) x = b.select(is_nan(b, x), kconst(b, 0, x), x);
-  return reduce(b, x, Reduce::Sum, dims, keepdim, out);
-}
-
-Value all_equal(Builder& b, Value x, Value y) {
-  Value eq = b.compare(Cmp::EQ, x, y);
-  return b.reduce(eq, b.constant(DType::PRED, 1), all_dims(eq.rank()), "and");
-}
-
-Value trace(Builder& b, Value x, DType out) {
-  Type it{DType::S64, x.shape()};
-  Value diag = b.compare(Cmp::EQ, b.iota(it, 0), b.iota(it, 1));
-  return reduce(b, b.select(diag, x, kconst(b, 0, x)), Reduce::Sum, {0, 1}, false, out);
-}
-
-std::pair<Value, Value> cum_extreme(Builder& b, Value x, int64_t dim, bool is_max) {
-  Shape orig = x.shape();
-  if (x.rank() == 0) x = b.reshape(x, {1});
-  Shape shape = x.shape();
-  int64_t n = shape[dim], rank = x.rank();
-  Value v = x, idx = b.iota(Type{DType::S64, shape}, dim);
-  bool fl = shlo::is_float(x.dtype());
-  Value pad_v = is_max ? b.lowest(x.dtype()) : b.highest(x.dtype()), pad_i = b.constant(DType::S64, -1);
-  // Hillis-Steele over (value, index) pairs; the later element wins ties
-  // and NaN, which makes the combine associative.
-  for (int64_t k = 1; k < n; k *= 2) {
-    Shape start(rank, 0), limit(shape), strides(rank, 1), lo(rank, 0), hi(rank, 0), interior(rank, 0);
-    limit[dim] = n - k;
-    lo[dim] = k;
-    Value ev = b.pad(b.slice(v, start, limit, strides), pad_v, lo, hi, interior);
-    Value ei = b.pad(b.slice(idx, start, limit, strides), pad_i, lo, hi, interior);
-    Value later = b.compare(is_max ? Cmp::GE : Cmp::LE, v, ev);
-    if (fl) later = lor(b, is_nan(b, v), land(b, lnot(b, is_nan(b, ev)), later));
-    v = b.select(later, v, ev);
-    idx = b.select(later, idx, ei);
-  }
-  return {b.reshape(v, orig), b.reshape(idx, orig)};
-}
-
 // ---------------------------------------------------------------- index_reduce
 
 Value index_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, const std::string& reduce,
@@ -437,23 +395,6 @@ Value cross(Builder& b, Value x, Value y, int64_t dim) {
       dim);
 }
 
-Value renorm(Builder& b, Value x, Value p, int64_t dim, Value maxnorm, int p_kind) {
-  DType t = x.dtype(), acc = acc_type(t);
-  std::vector<int64_t> dims;
-  for (int64_t d = 0; d < x.rank(); ++d)
-    if (d != dim) dims.push_back(d);
-  static const NormOrd kinds[] = {NormOrd::General, NormOrd::Zero, NormOrd::One,
-                                  NormOrd::Two,     NormOrd::Inf,  NormOrd::NegInf};
-  Value norm = vector_norm(b, x, kinds[p_kind], p, dims, true, acc);
-  Value mx = b.broadcast_in_dim(b.convert(maxnorm, acc), norm.shape(), {});
-  Value factor =
-      b.select(b.compare(Cmp::GT, norm, mx), b.div(mx, b.add(norm, kconst(b, 1e-7, norm))), kconst(b, 1, norm));
-  // PyTorch keeps the factor in x's dtype before multiplying.
-  factor = up(b, b.convert(factor, t));
-  Value r = b.mul(up(b, x), b.broadcast_in_dim(b.reshape(factor, {x.shape()[dim]}), up(b, x).shape(), {dim}));
-  return down(b, r, t);
-}
-
 // ---------------------------------------------------------------- searching and counting
 
 Value search_sorted(Builder& b, Value boundaries, Value values, bool right, DType out) {
@@ -504,72 +445,6 @@ Value max_unpool(Builder& b, Value x, Value idx, const Shape& out_spatial) {
   Value global = b.reshape(b.add(local, plane), {rows * p, 1});
   Value r = b.scatter(base, global, b.reshape(x, {rows * p}), {}, {0}, {0}, 1, "");
   return b.reshape(r, out);
-}
-
-// ---------------------------------------------------------------- losses
-
-namespace {
-
-Value reduce_loss(Builder& b, Value l, int64_t reduction, DType t) {
-  l = down(b, l, t);
-  if (reduction == 0) return l;
-  if (reduction == 1) return mean(b, l, all_dims(l.rank()), false, t);
-  return reduce(b, l, Reduce::Sum, all_dims(l.rank()), false, t);
-}
-
-// 1 / numel for a mean reduction, else 1 (the backward's scale).
-double loss_norm(const Value& x, int64_t reduction) {
-  return reduction == 1 ? 1.0 / static_cast<double>(std::max<int64_t>(shlo::numel(x.shape()), 1)) : 1.0;
-}
-
-}  // namespace
-
-Value robust_loss(Builder& b, Value x, Value y, int kind, double param, int64_t reduction) {
-  DType t = x.dtype();
-  Value xf = up(b, x), yf = up(b, y);
-  Value z = b.unary("abs", b.sub(xf, yf));
-  Value pr = kconst(b, param, z), half = kconst(b, 0.5, z);
-  Value small = kind == 0 ? b.mul(b.mul(half, z), z) : b.div(b.mul(b.mul(half, z), z), pr);
-  Value large = kind == 0 ? b.mul(pr, b.sub(z, b.mul(half, pr))) : b.sub(z, b.mul(half, pr));
-  Value l = b.select(b.compare(Cmp::LT, z, pr), small, large);
-  return reduce_loss(b, l, reduction, t);
-}
-
-Value robust_loss_backward(Builder& b, Value grad, Value x, Value y, int kind, double param, int64_t reduction) {
-  DType t = x.dtype();
-  Value xf = up(b, x), yf = up(b, y);
-  Value g = b.broadcast_to(up(b, grad), xf.shape());
-  Value d = b.sub(xf, yf);
-  Value nm = kconst(b, loss_norm(x, reduction), d), pr = kconst(b, param, d);
-  Value edge = kind == 0 ? b.mul(b.mul(nm, g), pr) : b.mul(nm, g);
-  Value mid = kind == 0 ? b.mul(b.mul(nm, d), g) : b.div(b.mul(b.mul(nm, d), g), pr);
-  Value r = b.select(b.compare(Cmp::LE, d, b.unary("negate", pr)), b.unary("negate", edge),
-                     b.select(b.compare(Cmp::GE, d, pr), edge, mid));
-  return down(b, r, t);
-}
-
-Value binary_cross_entropy(Builder& b, Value x, Value y, std::optional<Value> w, int64_t reduction) {
-  DType t = x.dtype();
-  Value xf = up(b, x), yf = up(b, y);
-  Value floor = kconst(b, -100, xf), one = kconst(b, 1, xf);
-  Value log_x = b.max(b.unary("log", xf), floor);
-  Value log_1mx = b.max(b.unary("log_plus_one", b.unary("negate", xf)), floor);
-  Value l = b.sub(b.mul(b.sub(yf, one), log_1mx), b.mul(yf, log_x));
-  if (w) l = b.mul(l, up(b, b.broadcast_to(*w, x.shape())));
-  return reduce_loss(b, l, reduction, t);
-}
-
-Value binary_cross_entropy_backward(Builder& b, Value grad, Value x, Value y, std::optional<Value> w,
-                                    int64_t reduction) {
-  DType t = x.dtype();
-  Value xf = up(b, x), yf = up(b, y);
-  Value g = b.broadcast_to(up(b, grad), xf.shape());
-  Value one = kconst(b, 1, xf);
-  Value denom = b.max(b.mul(b.sub(one, xf), xf), kconst(b, 1e-12, xf));
-  Value r = b.div(b.mul(g, b.sub(xf, yf)), denom);
-  if (w) r = b.mul(r, up(b, b.broadcast_to(*w, x.shape())));
-  r = b.mul(r, kconst(b, loss_norm(x, reduction), r));
-  return down(b, r, t);
 }
 
 }  // namespace ops

@@ -32,17 +32,6 @@ Value conj(Builder& b, Value x);
 // positive by the recurrence, poles at non-positive integers.
 Value polygamma_cpu(Builder& b, Value n, Value x);
 
-// ---- reductions and comparisons
-// sum over dims treating NaN as zero (dims sorted; out: result dtype).
-Value nansum(Builder& b, Value x, const std::vector<int64_t>& dims, bool keepdim, shlo::DType out);
-// Whether x and y (same shape and dtype) hold equal values: a 0-d PRED.
-Value all_equal(Builder& b, Value x, Value y);
-// Sum of the main diagonal of a matrix, accumulated and returned in `out`.
-Value trace(Builder& b, Value x, shlo::DType out);
-// Inclusive running max / min along dim with the index where it was found:
-// ties and NaN take the later index, NaN propagates (PyTorch's cummax / cummin).
-std::pair<Value, Value> cum_extreme(Builder& b, Value x, int64_t dim, bool is_max);
-
 // ---- index_reduce: reduce is prod, mean, amax or amin.
 Value index_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, const std::string& reduce,
                    bool include_self);
@@ -67,9 +56,6 @@ Value xlog1py(Builder& b, Value x, Value y);
 // ---- vectors
 // Cross product of 3-vectors along dim (operands broadcast).
 Value cross(Builder& b, Value x, Value y, int64_t dim);
-// Each slice along dim scaled down to p-norm at most maxnorm (p, maxnorm: 0-d).
-// p_kind: 0 general (p used), 1 (p=0), 2 (p=1), 3 (p=2), 4 (inf), 5 (-inf).
-Value renorm(Builder& b, Value x, Value p, int64_t dim, Value maxnorm, int p_kind);
 
 // ---- searching and counting
 // For each v of `values`, the number of boundaries b with !(b >= v) (left)
@@ -82,14 +68,6 @@ Value bincount(Builder& b, Value x, std::optional<Value> weights, int64_t length
 // ---- max_unpool: x, idx of shape [N, C, *in] (N present); idx flat within each
 // [*out] plane; result [N, C, *out] zeros except the scattered values.
 Value max_unpool(Builder& b, Value x, Value idx, const shlo::Shape& out_spatial);
-
-// ---- losses (reduction: 0 none, 1 mean, 2 sum); operands broadcast.
-// kind: 0 huber (param = delta), 1 smooth_l1 (param = beta).
-Value robust_loss(Builder& b, Value x, Value y, int kind, double param, int64_t reduction);
-Value robust_loss_backward(Builder& b, Value grad, Value x, Value y, int kind, double param, int64_t reduction);
-Value binary_cross_entropy(Builder& b, Value x, Value y, std::optional<Value> w, int64_t reduction);
-Value binary_cross_entropy_backward(Builder& b, Value grad, Value x, Value y, std::optional<Value> w,
-                                    int64_t reduction);
 
 // ---- pooling (coverage_pool.cc). x: [B, C, *spatial] with 1 to 3 spatial dims.
 // The input positions each output reads along one spatial dim: raw[o * len + j]

@@ -8,6 +8,7 @@
 
 #include "ops/norm/norm.h"
 #include "ops/reduction/reduction.h"
+#include "ops/scan/scan.h"
 #include "test_env.h"
 
 using shlo::Builder;

@@ -1,19 +1,19 @@
-"""Reductions, scans, softmax and losses on the tpu against PyTorch on the CPU:
-dims / keepdim / dtype= / out= variants, reduced-precision accumulation,
-first-index and NaN semantics of max / argmax, gradients, and that none of
-these ops runs through the CPU fallback."""
+"""Reductions on the tpu against PyTorch on the CPU: dims / keepdim / dtype= /
+out= variants, reduced-precision accumulation, first-index and NaN semantics
+of max / argmax, norms, nansum / trace / equal / renorm, gradients, and that
+none of these ops runs through the CPU fallback."""
 import math
 import random
 import warnings
 
 import pytest
 import torch
-import torch.nn.functional as F
 
 import torch_pjrt
 from conftest import TPU, assert_close, check
 
 FLOATS = [torch.float32, torch.bfloat16, torch.float16]
+INTS = [torch.int64, torch.int32]
 
 
 def make(shape, dtype=torch.float32, layout="contiguous"):
@@ -376,172 +376,94 @@ def test_count_nonzero(dtype):
     compare(lambda t: (torch.count_nonzero(t), torch.count_nonzero(t, 1), torch.count_nonzero(t, (0, 2))), x)
 
 
-# ------------------------------------------------------------- scans
+# ------------------------------------------------------------- nansum / trace / equal / renorm
+# (fresh random shapes; grads_at compares gradients at given inputs)
 
 
-@pytest.mark.parametrize("dtype", FLOATS + [torch.int32, torch.int64, torch.bool])
-def test_cumsum(dtype):
-    for shape in shapes_for(dtype, [(), (1,), (7,), (4, 9), (2, 3, 5), (0, 3)]):
-        x = make(shape, dtype, random.choice(["contiguous", "transposed"]))
-        for dim in pick(dims_of(len(shape))):
-            compare(lambda t: torch.cumsum(t, dim), x, atol=1e-5 if dtype == torch.float32 else None)
-    x = make((3, 6), dtype)
-    compare(lambda t: torch.cumsum(t, 1, dtype=torch.float32), x, atol=1e-5)
-    if dtype != torch.bool:
-        check(lambda t: t.cumsum_(1), x)
-    out_c, out_t = torch.empty(0, dtype=torch.float64), torch.empty(0, dtype=torch.float64, device=TPU)
-    torch.cumsum(x, 0, dtype=torch.float64, out=out_c)
-    torch.cumsum(x.to(TPU), 0, dtype=torch.float64, out=out_t)
-    assert_close(out_t, out_c)
+def rand_shape(rank, lo=1, hi=5):
+    return [random.randint(lo, hi) for _ in range(rank)]
 
 
-def test_cumsum_long():
-    x = torch.randn(3, 3000)
-    compare(lambda t: t.cumsum(1), x, atol=1e-3, rtol=1e-5)
-    i = torch.randint(-1000, 1000, (5000,))
-    compare(lambda t: t.cumsum(0), i)
+def rand(shape, dtype=torch.float32, lo=-3.0, hi=3.0):
+    if dtype == torch.bool:
+        return torch.rand(shape) < 0.5
+    if dtype.is_floating_point:
+        return torch.rand(shape, dtype=dtype) * (hi - lo) + lo
+    return torch.randint(int(lo), int(hi) + 1, shape, dtype=dtype)
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])
-def test_cumprod(dtype):
-    for shape in shapes_for(dtype, [(), (9,), (4, 7), (2, 3, 5)]):
-        x = (torch.rand(shape) + 0.5).to(dtype) if dtype.is_floating_point else torch.randint(-3, 4, shape)
-        for dim in pick(dims_of(len(shape))):
-            compare(lambda t: torch.cumprod(t, dim), x, atol=1e-5 if dtype == torch.float32 else None)
-    x = torch.rand(3, 5) + 0.5
-    check(lambda t: t.cumprod_(0), x)
-    out_c, out_t = torch.empty(0), torch.empty(0, device=TPU)
-    torch.cumprod(x, 1, out=out_c)
-    torch.cumprod(x.to(TPU), 1, out=out_t)
-    assert_close(out_t, out_c)
+def noncontig(x):
+    """A non-contiguous view with x's values (a transposed copy)."""
+    return x.transpose(0, -1).contiguous().transpose(0, -1) if x.dim() > 1 else x
 
 
+def grads_at(fn, *inputs, atol=1e-4, rtol=1e-4):
+    """Compares d(sum(fn * g))/d(inputs) at the given inputs on the tpu and the CPU."""
+    cpu = [x.detach().clone().requires_grad_(True) for x in inputs]
+    tpu = [x.detach().to(TPU).requires_grad_(True) for x in inputs]
+    out_c = fn(*cpu)
+    g = torch.randn_like(out_c)
+    out_c.backward(g)
+    fn(*tpu).backward(g.to(TPU))
+    for c, t in zip(cpu, tpu):
+        assert_close(t.grad, c.grad, atol=atol, rtol=rtol)
+
+
+@pytest.mark.parametrize("dtype", FLOATS + INTS)
+def test_nansum(dtype):
+    x = rand(rand_shape(3, 2, 5), dtype)
+    if dtype.is_floating_point:
+        x[x > 1.5] = float("nan")
+    check(torch.nansum, x)
+    check(lambda t: torch.nansum(t, dim=1, keepdim=True), x)
+    check(lambda t: torch.nansum(t, dim=(0, 2)), noncontig(x))
+    check(lambda t: torch.nanmean(t, dim=-1), x.float())
+    check(lambda t: torch.nansum(t, dim=0, dtype=torch.float32), x)
+    out = torch.empty(0, dtype=torch.nansum(x).dtype, device=TPU)
+    torch.nansum(x.to(TPU), dim=0, out=out)
+    assert_close(out, torch.nansum(x, dim=0))
+
+
+def test_nansum_gradient():
+    x = rand(rand_shape(2, 2, 5))
+    x[0, 0] = float("nan")
+    grads_at(lambda t: torch.nansum(t, dim=1), x)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool])
+def test_equal(dtype):
+    x = rand(rand_shape(2, 1, 5), dtype)
+    assert torch.equal(x.to(TPU), x.clone().to(TPU))
+    y = x.clone()
+    y.view(-1)[-1] = not y.view(-1)[-1] if dtype == torch.bool else y.view(-1)[-1] + 1
+    assert not torch.equal(x.to(TPU), y.to(TPU))
+    assert not torch.equal(x.to(TPU), x.to(TPU).reshape(-1)) or x.dim() == 1
+    assert torch.equal(x.to(TPU).t(), x.t().contiguous().to(TPU))
+    assert torch.equal(torch.ones(3, device=TPU), torch.ones(3, dtype=torch.int64, device=TPU))
+    nan = torch.tensor([float("nan")], device=TPU)
+    assert not torch.equal(nan, nan)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.int32])
+def test_trace(dtype):
+    x = rand(rand_shape(2, 1, 6), dtype)
+    check(torch.trace, x)
+    check(torch.trace, x.t())
+    if dtype == torch.float32:
+        grads_at(torch.trace, x)
+    with pytest.raises(RuntimeError, match="expected a matrix"):
+        torch.trace(torch.ones(3, device=TPU))
+
+
+@pytest.mark.parametrize("p", [1, 2, 3.5, float("inf")])
 @pytest.mark.parametrize("dtype", FLOATS)
-def test_logcumsumexp(dtype):
-    for shape in shapes_for(dtype, [(), (9,), (4, 7), (2, 3, 5)]):
-        x = make(shape, dtype) * 4
-        for dim in pick(dims_of(len(shape))):
-            compare(lambda t: torch.logcumsumexp(t, dim), x, atol=1e-5 if dtype == torch.float32 else None)
-    x = torch.tensor([[-math.inf, -math.inf, 1.0, -math.inf, 2.0],
-                      [math.inf, 0.0, math.inf, 1.0, -math.inf],
-                      [0.0, math.nan, 1.0, 2.0, 3.0]])
-    compare(lambda t: t.logcumsumexp(1), x)
-    out_c, out_t = torch.empty(0), torch.empty(0, device=TPU)
-    torch.logcumsumexp(x, 1, out=out_c)
-    torch.logcumsumexp(x.to(TPU), 1, out=out_t)
-    assert_close(out_t, out_c)
-
-
-# ------------------------------------------------------------- softmax
-
-
-@pytest.mark.parametrize("dtype", FLOATS)
-def test_softmax_log_softmax(dtype):
-    for shape in shapes_for(dtype, [(), (7,), (4, 9), (2, 3, 5), (0, 4)]):
-        x = make(shape, dtype, random.choice(["contiguous", "transposed", "sliced"])) * 3
-        for dim in pick(dims_of(len(shape))):
-            compare(lambda t: (torch.softmax(t, dim), torch.log_softmax(t, dim)), x)
-    x = make((3, 6), dtype)
-    compare(lambda t: torch.softmax(t, 1, dtype=torch.float32), x)
-    compare(lambda t: torch.log_softmax(t, 0, dtype=torch.float32), x)
-    if dtype != torch.float32:
-        # half_to_float (CUDA's fused upcast; the CPU has none): f32 results.
-        t = x.to(TPU)
-        assert_close(torch.ops.aten._softmax(t, 1, True), torch.softmax(x.float(), 1))
-        assert_close(torch.ops.aten._log_softmax(t, 1, True), torch.log_softmax(x.float(), 1))
-
-
-def test_softmax_infinities():
-    x = torch.randn(4, 5)
-    x[0] = -math.inf
-    x[1, 2] = -math.inf
-    x[2, 1] = math.inf
-    x[3, 3] = math.nan
-    compare(lambda t: (t.softmax(1), t.log_softmax(1)), x)
-
-
-def test_softmax_out_and_backward_data():
-    x = torch.randn(4, 6)
-    for op in [torch.ops.aten._softmax, torch.ops.aten._log_softmax]:
-        out_c, out_t = torch.empty(0), torch.empty(0, device=TPU)
-        op.out(x, 1, False, out=out_c)
-        op.out(x.to(TPU), 1, False, out=out_t)
-        assert_close(out_t, out_c)
-    g, y = torch.randn(4, 6), torch.softmax(torch.randn(4, 6), 1)
-    for op in [torch.ops.aten._softmax_backward_data, torch.ops.aten._log_softmax_backward_data]:
-        for dim in [0, 1]:
-            check(lambda a, b: op(a, b, dim, torch.float32), g, y)
-        check(lambda a, b: op(a, b, 1, torch.float16), g.half(), y.half())
-        check(lambda a, b: op(a, b, 1, torch.bfloat16), g.bfloat16(), y.bfloat16())
-        # Backward of a half_to_float forward: f32 grads, f16 input dtype.
-        expected = op(g, y, 1, torch.float32).half()
-        assert_close(op(g.to(TPU), y.to(TPU), 1, torch.float16), expected)
-
-
-# ------------------------------------------------------------- losses
-
-
-@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
-def test_nll_loss(reduction):
-    for n, c in [(6, 5), (1, 3), (0, 4)]:
-        x = torch.randn(n, c).log_softmax(1)
-        t = torch.randint(0, c, (n,))
-        w = torch.rand(c)
-        compare(lambda a: F.nll_loss(a, t.to(a.device), reduction=reduction), x)
-        compare(lambda a: F.nll_loss(a, t.to(a.device), w.to(a.device), reduction=reduction), x)
-        if n:
-            t[0] = 1
-            compare(lambda a: F.nll_loss(a, t.to(a.device), w.to(a.device), ignore_index=1, reduction=reduction), x)
-    # 1-D input with a 0-d target.
-    x = torch.randn(5)
-    compare(lambda a: F.nll_loss(a, torch.tensor(3, device=a.device), reduction=reduction), x)
-    # Spatial: (N, C, H, W) and (N, C, d1) and (N, C, d1, d2, d3).
-    for shape in [(2, 3, 4, 5), (2, 4, 6), (2, 3, 2, 3, 2)]:
-        x = torch.randn(shape)
-        t = torch.randint(0, shape[1], (shape[0],) + shape[2:])
-        w = torch.rand(shape[1])
-        compare(lambda a: F.nll_loss(a, t.to(a.device), w.to(a.device), ignore_index=0, reduction=reduction), x)
-
-
-def test_nll_loss_all_ignored_and_bf16():
-    x = torch.randn(3, 4)
-    t = torch.full((3,), -100)
-    compare(lambda a: F.nll_loss(a, t.to(a.device)), x)  # 0 / 0 = nan, like the CPU
-    compare(lambda a: F.nll_loss(a, torch.tensor([0, 3, 1], device=a.device)), x.bfloat16())
-
-
-def test_nll_loss_outputs_and_backward_ops():
-    x = torch.randn(5, 4)
-    t = torch.tensor([0, 3, -100, 1, 3])
-    w = torch.rand(4)
-    for red in [0, 1, 2]:
-        out, total = check(lambda a, b, c: torch.ops.aten.nll_loss_forward(a, b, c, red, -100), x, t, w)
-        g = torch.randn(5) if red == 0 else torch.randn(())
-        check(lambda gg, a, b, c, tw: torch.ops.aten.nll_loss_backward(gg, a, b, c, red, -100, tw), g, x, t, w,
-              total.cpu())
-    x4, t3 = torch.randn(2, 3, 2, 2), torch.randint(0, 3, (2, 2, 2))
-    out, total = check(lambda a, b: torch.ops.aten.nll_loss2d_forward(a, b, None, 1, -100), x4, t3)
-    check(lambda g, a, b, tw: torch.ops.aten.nll_loss2d_backward(g, a, b, None, 1, -100, tw), torch.randn(()), x4,
-          t3, total.cpu())
-
-
-def test_nll_loss_bad_input():
-    x = torch.randn(3, 4, device=TPU)
-    with pytest.raises(RuntimeError, match='expected target dtype to be Long or Byte'):
-        F.nll_loss(x, torch.zeros(3, device=TPU))  # float target
-    with pytest.raises((RuntimeError, ValueError), match='Expected input batch_size'):
-        F.nll_loss(x, torch.zeros(4, dtype=torch.long, device=TPU))  # size mismatch
-
-
-@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
-def test_mse_loss(reduction):
-    for dtype in FLOATS:
-        a, b = make((4, 5), dtype), make((4, 5), dtype)
-        compare(lambda t: F.mse_loss(t, b.to(t.device), reduction=reduction), a)
-    a, b = torch.randn(3, 5), torch.randn(5)
-    expected = torch.ops.aten.mse_loss(a, b, {"none": 0, "mean": 1, "sum": 2}[reduction])
-    actual = torch.ops.aten.mse_loss(a.to(TPU), b.to(TPU), {"none": 0, "mean": 1, "sum": 2}[reduction])
-    assert_close(actual, expected)
+def test_renorm(p, dtype):
+    x = rand(rand_shape(3, 2, 5), dtype)
+    dim = random.randint(0, 2)
+    check(lambda t: torch.renorm(t, p, dim, 1.5), x)
+    check(lambda t: t.renorm_(p, dim, 1.5), x.clone())
+    if dtype == torch.float32:
+        grads_at(lambda t: torch.renorm(t, p, dim, 1.5), x)
 
 
 # ------------------------------------------------------------- gradients
@@ -574,45 +496,7 @@ def test_grad_var_std():
     grads(lambda x: x.std(0, keepdim=True), (5, 3))
 
 
-def test_grad_softmax_log_softmax():
-    for dim in [0, 1, -1]:
-        grads(lambda x: x.softmax(dim), (4, 7))
-        grads(lambda x: x.log_softmax(dim), (4, 7))
-    grads(lambda x: x.softmax(1), (2, 3, 5))
-
-
-@pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
-def test_grad_cross_entropy(reduction):
-    t = torch.randint(0, 7, (6,))
-    w = torch.rand(7)
-    grads(lambda x, tt: F.cross_entropy(x, tt, reduction=reduction), (6, 7), extra=(t,))
-    grads(lambda x, tt, ww: F.cross_entropy(x, tt, ww, reduction=reduction, ignore_index=t[0].item()), (6, 7),
-          extra=(t, w))
-    grads(lambda x, tt: F.cross_entropy(x, tt, reduction=reduction, label_smoothing=0.0), (6, 7), extra=(t,))
-    ts = torch.randint(0, 3, (2, 4, 5))
-    grads(lambda x, tt: F.cross_entropy(x, tt, reduction=reduction), (2, 3, 4, 5), extra=(ts,))
-
-
-def test_cross_entropy_is_fully_native():
-    x = torch.randn(8, 10, device=TPU, requires_grad=True)
-    t = torch.randint(0, 10, (8,), device=TPU)
-    loss = F.cross_entropy(x, t)
-    loss.backward()
-    x.grad.cpu()
-
-
-def test_grad_logsumexp_norm_mse_amax():
+def test_grad_logsumexp_norm_amax():
     grads(lambda x: x.logsumexp(1), (4, 6))
     grads(lambda x: torch.linalg.vector_norm(x, 2, 1), (4, 6))
-    grads(lambda x, y: F.mse_loss(x, y), (4, 6), (4, 6))
-    grads(lambda x, y: F.mse_loss(x, y, reduction="none"), (4, 6), (4, 6))
     grads(lambda x: x.amax(1), (4, 6))
-
-
-def test_integer_inputs_rejected_like_cpu():
-    i = torch.arange(6, device=TPU).view(2, 3)
-    for fn in [lambda t: t.softmax(1), lambda t: t.log_softmax(0), lambda t: t.logcumsumexp(1),
-               lambda t: F.nll_loss(t, torch.zeros(2, dtype=torch.long, device=TPU)),
-               lambda t: F.mse_loss(t, t)]:
-        with pytest.raises(RuntimeError, match="not implemented|floating"):
-            fn(i)

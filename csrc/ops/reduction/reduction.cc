@@ -1,9 +1,8 @@
-// Reductions, scans and losses: see reduction.h.
+// Reduction lowerings: see reduction.h.
 #include "ops/reduction/reduction.h"
 
 #include <cmath>
 #include <limits>
-#include <stdexcept>
 
 #include "ops/elementwise/elementwise.h"
 
@@ -40,14 +39,6 @@ Value reduce_plain(Builder& b, Value x, const Dims& dims, const char* body, doub
   return b.reduce(x, b.constant(x.dtype(), init), dims, body);
 }
 
-// NaN-propagating max / min: XLA:CPU's maximum / minimum drop NaN inside
-// reductions, PyTorch propagates it.
-Value max_nan(Builder& b, Value x, Value y, bool is_max) {
-  Value m = is_max ? b.max(x, y) : b.min(x, y);
-  if (!shlo::is_float(x.dtype())) return m;
-  return b.select(is_nan(b, x), x, b.select(is_nan(b, y), y, m));
-}
-
 Value reduce_extreme(Builder& b, Value x, const Dims& dims, bool is_max) {
   Value init = is_max ? b.lowest(x.dtype()) : b.highest(x.dtype());
   return b.reduce_multi({x}, {init}, dims, [is_max](Builder& b, const std::vector<Value>& a) {
@@ -57,7 +48,24 @@ Value reduce_extreme(Builder& b, Value x, const Dims& dims, bool is_max) {
 
 Value sum_acc(Builder& b, Value x, const Dims& dims) { return reduce_plain(b, x, dims, "add", 0); }
 
+Dims all_dims(int64_t rank) {
+  Dims d;
+  for (int64_t i = 0; i < rank; ++i) d.push_back(i);
+  return d;
+}
+
+// Half-precision math runs in f32 and rounds once at the end (PyTorch's opmath).
+bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
+Value up(Builder& b, Value x) { return is_half(x.dtype()) ? b.convert(x, DType::F32) : x; }
+Value down(Builder& b, Value x, DType t) { return x.dtype() != t ? b.convert(x, t) : x; }
+
 }  // namespace
+
+Value max_nan(Builder& b, Value x, Value y, bool is_max) {
+  Value m = is_max ? b.max(x, y) : b.min(x, y);
+  if (!shlo::is_float(x.dtype())) return m;
+  return b.select(is_nan(b, x), x, b.select(is_nan(b, y), y, m));
+}
 
 DType acc_type(DType out) { return out == DType::F16 || out == DType::BF16 ? DType::F32 : out; }
 
@@ -211,155 +219,35 @@ Value count_nonzero(Builder& b, Value x, const Dims& dims) {
   return sum_acc(b, b.convert(nonzero(b, x), DType::S64), dims);
 }
 
-// ---------------------------------------------------------------- scans
-
-namespace {
-
-Value combine(Builder& b, Scan kind, Value x, Value y) {
-  switch (kind) {
-    case Scan::Sum:
-      return b.add(x, y);
-    case Scan::Prod:
-      return b.mul(x, y);
-    case Scan::LogAddExp: {
-      Value hi = max_nan(b, x, y, true), lo = max_nan(b, x, y, false);
-      Value r = b.add(hi, b.unary("log_plus_one", b.unary("exponential", b.sub(lo, hi))));
-      // Equal infinities (the -inf identity included) stay themselves.
-      Value inf = cst(b, x.dtype(), kInf, x.shape());
-      Value same_inf = logical_and(b, b.compare(Cmp::EQ, lo, hi), b.compare(Cmp::EQ, b.unary("abs", hi), inf));
-      return b.select(same_inf, hi, r);
-    }
-  }
-  throw std::invalid_argument("scan: unknown kind");
+Value nansum(Builder& b, Value x, const Dims& dims, bool keepdim, DType out) {
+  if (shlo::is_float(x.dtype())) x = b.select(is_nan(b, x), cst(b, x.dtype(), 0, x.shape()), x);
+  return reduce(b, x, Reduce::Sum, dims, keepdim, out);
 }
 
-}  // namespace
-
-Value scan(Builder& b, Value x, Scan kind, int64_t dim, DType out) {
-  Shape orig = x.shape();
-  if (x.rank() == 0) x = b.reshape(x, {1});
-  Value v = to_acc(b, x, out);
-  Shape shape = v.shape();
-  int64_t n = shape[dim];
-  double identity = kind == Scan::Sum ? 0 : kind == Scan::Prod ? 1 : -kInf;
-  Value pad_value = b.constant(v.dtype(), identity);
-  int64_t rank = v.rank();
-  // Hillis-Steele: after the step with shift k, each element combines the
-  // 2k elements ending at it; log2(n) elementwise steps, no serial loop.
-  for (int64_t k = 1; k < n; k *= 2) {
-    Shape start(rank, 0), limit(shape), strides(rank, 1), lo(rank, 0), hi(rank, 0), interior(rank, 0);
-    limit[dim] = n - k;
-    lo[dim] = k;
-    Value shifted = b.pad(b.slice(v, start, limit, strides), pad_value, lo, hi, interior);
-    v = combine(b, kind, shifted, v);
-  }
-  return b.reshape(convert(b, v, out), orig);
+Value all_equal(Builder& b, Value x, Value y) {
+  Value eq = b.compare(Cmp::EQ, x, y);
+  return b.reduce(eq, b.constant(DType::PRED, 1), all_dims(eq.rank()), "and");
 }
 
-// ---------------------------------------------------------------- losses
-
-namespace {
-
-// The class dim of an nll_loss input and the target's dims inside it.
-struct NllLayout {
-  int64_t cdim;
-  Dims target_dims;  // input dims the target's dims map to
-};
-
-NllLayout nll_layout(const Value& self) {
-  NllLayout l;
-  l.cdim = self.rank() == 1 ? 0 : 1;
-  for (int64_t i = 0; i < self.rank(); ++i)
-    if (i != l.cdim) l.target_dims.push_back(i);
-  return l;
+Value trace(Builder& b, Value x, DType out) {
+  shlo::Type it{DType::S64, x.shape()};
+  Value diag = b.compare(Cmp::EQ, b.iota(it, 0), b.iota(it, 1));
+  return reduce(b, b.select(diag, x, cst(b, x.dtype(), 0, x.shape())), Reduce::Sum, {0, 1}, false, out);
 }
 
-// Per target element: one-hot mask over the input (valid, non-ignored
-// targets only), the valid mask (target's shape) and the target's weight
-// (0 where ignored).
-struct NllPick {
-  Value mask, valid, w;
-};
-
-NllPick nll_pick(Builder& b, const Value& self, Value target, std::optional<Value> weight, Value ignore_index,
-                 DType acc) {
-  NllLayout l = nll_layout(self);
-  target = b.convert(target, DType::S64);
-  Value valid = b.compare(Cmp::NE, target, splat(b, ignore_index, target));
-  Value classes = b.iota(shlo::Type{DType::S64, self.shape()}, l.cdim);
-  Value tb = b.broadcast_in_dim(target, self.shape(), l.target_dims);
-  Value vb = b.broadcast_in_dim(valid, self.shape(), l.target_dims);
-  Value mask = logical_and(b, b.compare(Cmp::EQ, classes, tb), vb);
-  Value w;
-  if (weight) {
-    Value wb = b.broadcast_in_dim(convert(b, *weight, acc), self.shape(), {l.cdim});
-    w = sum_acc(b, b.select(mask, wb, cst(b, acc, 0, self.shape())), {l.cdim});
-  } else {
-    w = b.select(valid, cst(b, acc, 1, target.shape()), cst(b, acc, 0, target.shape()));
-  }
-  return {mask, valid, w};
-}
-
-Dims all_dims(int64_t rank) {
-  Dims d;
-  for (int64_t i = 0; i < rank; ++i) d.push_back(i);
-  return d;
-}
-
-}  // namespace
-
-std::pair<Value, Value> nll_loss(Builder& b, Value self, Value target, std::optional<Value> weight, int64_t reduction,
-                                 Value ignore_index) {
-  DType out = self.dtype(), acc = acc_type(out);
-  NllLayout l = nll_layout(self);
-  NllPick p = nll_pick(b, self, target, weight, ignore_index, acc);
-  Value x = convert(b, self, acc);
-  Value picked = sum_acc(b, b.select(p.mask, x, cst(b, acc, 0, x.shape())), {l.cdim});
-  Value zero_t = cst(b, acc, 0, picked.shape());
-  Value loss = b.select(p.valid, b.unary("negate", b.mul(p.w, picked)), zero_t);
-  Dims every = all_dims(loss.rank());
-  if (reduction == 0) return {convert(b, loss, out), b.constant(out, 0)};
-  Value total = sum_acc(b, p.w, every);
-  Value s = sum_acc(b, loss, every);
-  if (reduction == 1) s = b.div(s, total);
-  return {convert(b, s, out), convert(b, total, out)};
-}
-
-Value nll_loss_backward(Builder& b, Value grad, Value self, Value target, std::optional<Value> weight,
-                        int64_t reduction, Value ignore_index, Value total_weight) {
-  DType out = self.dtype(), acc = acc_type(out);
-  NllLayout l = nll_layout(self);
-  NllPick p = nll_pick(b, self, target, weight, ignore_index, acc);
-  Value g = convert(b, grad, acc);
-  if (reduction == 0) {
-    g = b.reshape(g, p.w.shape());
-  } else {
-    g = b.reshape(g, {});
-    if (reduction == 1) g = b.div(g, b.convert(b.reshape(total_weight, {}), acc));
-    g = splat(b, g, p.w);
-  }
-  Value coef = b.unary("negate", b.mul(p.w, g));
-  Value cb = b.broadcast_in_dim(coef, self.shape(), l.target_dims);
-  return convert(b, b.select(p.mask, cb, cst(b, acc, 0, self.shape())), out);
-}
-
-Value mse_loss(Builder& b, Value x, Value y, int64_t reduction, DType out) {
-  DType acc = acc_type(out);
-  Value d = b.sub(convert(b, x, acc), convert(b, y, acc));
-  Value sq = b.mul(d, d);
-  if (reduction == 0) return convert(b, sq, out);
-  Value s = sum_acc(b, sq, all_dims(sq.rank()));
-  if (reduction == 1) s = b.div(s, cst(b, acc, static_cast<double>(shlo::numel(sq.shape())), {}));
-  return convert(b, s, out);
-}
-
-Value mse_loss_backward(Builder& b, Value grad, Value x, Value y, int64_t reduction, DType out) {
-  DType acc = acc_type(out);
-  Shape shape = x.shape();
-  Value d = b.sub(convert(b, x, acc), b.broadcast_to(convert(b, y, acc), shape));
-  double scale = reduction == 1 ? 2.0 / static_cast<double>(shlo::numel(shape)) : 2.0;
-  Value g = b.broadcast_to(convert(b, grad, acc), shape);
-  return convert(b, b.mul(b.mul(d, cst(b, acc, scale, shape)), g), out);
+Value renorm(Builder& b, Value x, Value p, int64_t dim, Value maxnorm, NormOrd ord) {
+  DType t = x.dtype(), acc = acc_type(t);
+  Dims dims;
+  for (int64_t d = 0; d < x.rank(); ++d)
+    if (d != dim) dims.push_back(d);
+  Value norm = vector_norm(b, x, ord, p, dims, true, acc);
+  Value mx = b.broadcast_in_dim(b.convert(maxnorm, acc), norm.shape(), {});
+  Value factor = b.select(b.compare(Cmp::GT, norm, mx), b.div(mx, b.add(norm, cst(b, acc, 1e-7, norm.shape()))),
+                          cst(b, acc, 1, norm.shape()));
+  // PyTorch keeps the factor in x's dtype before multiplying.
+  factor = up(b, b.convert(factor, t));
+  Value r = b.mul(up(b, x), b.broadcast_in_dim(b.reshape(factor, {x.shape()[dim]}), up(b, x).shape(), {dim}));
+  return down(b, r, t);
 }
 
 }  // namespace ops

@@ -1,4 +1,6 @@
-// Reduction, scan and loss lowerings with PyTorch semantics.
+// Reduction lowerings with PyTorch semantics, and the building blocks the
+// families that reduce inside their own lowerings use (softmax, norms,
+// pooling, scans, losses).
 // Reduced dims arrive wrapped, sorted and unique; an empty list means the
 // caller already decided there is nothing to reduce (callers expand "all").
 // Reduced-precision floats (f16/bf16) accumulate in f32 like PyTorch's CPU
@@ -6,7 +8,6 @@
 // accumulation dtype, reduced, and converted back to the output dtype.
 #pragma once
 
-#include <optional>
 #include <utility>
 #include <vector>
 
@@ -31,6 +32,9 @@ Value keep_dims(Builder& b, Value reduced, const shlo::Shape& in_shape, const Di
 Value max_over(Builder& b, Value x, const Dims& dims);
 Value sum_over(Builder& b, Value x, const Dims& dims);
 Value expand_back(Builder& b, Value reduced, const shlo::Shape& shape, const Dims& dims);
+// Elementwise max (is_max) or min of x and y that propagates NaN: XLA:CPU's
+// maximum / minimum drop NaN inside reductions, PyTorch propagates it.
+Value max_nan(Builder& b, Value x, Value y, bool is_max);
 
 enum class Reduce { Sum, Prod, Max, Min, All, Any };
 
@@ -55,23 +59,13 @@ Value vector_norm(Builder& b, Value x, NormOrd ord, Value p, const Dims& dims, b
 // Number of x != 0 over dims, as int64.
 Value count_nonzero(Builder& b, Value x, const Dims& dims);
 
-// ---- scans (inclusive, along one dim; 0-d allowed)
-enum class Scan { Sum, Prod, LogAddExp };
-Value scan(Builder& b, Value x, Scan kind, int64_t dim, DType out);
-
-// ---- losses
-// reduction: 0 none, 1 mean, 2 sum (at::Reduction).
-// nll_loss: self (C), (N, C) or (N, C, d1, ...) with classes on dim 0 / 1;
-// target int (), (N) or (N, d1, ...); weight (C) or none; ignore_index 0-d
-// int64 operand. Returns {output, total_weight}. Out-of-range targets
-// contribute nothing (they cannot be checked without a host sync).
-std::pair<Value, Value> nll_loss(Builder& b, Value self, Value target, std::optional<Value> weight, int64_t reduction,
-                                 Value ignore_index);
-Value nll_loss_backward(Builder& b, Value grad, Value self, Value target, std::optional<Value> weight,
-                        int64_t reduction, Value ignore_index, Value total_weight);
-// mse_loss on already broadcast, same-dtype operands.
-Value mse_loss(Builder& b, Value x, Value y, int64_t reduction, DType out);
-// grad (0-d or x's shape) -> d/dx, shape of x.
-Value mse_loss_backward(Builder& b, Value grad, Value x, Value y, int64_t reduction, DType out);
+// sum over dims treating NaN as zero (out: result dtype).
+Value nansum(Builder& b, Value x, const Dims& dims, bool keepdim, DType out);
+// Whether x and y (same shape and dtype) hold equal values: a 0-d PRED.
+Value all_equal(Builder& b, Value x, Value y);
+// Sum of the main diagonal of a matrix, accumulated and returned in `out`.
+Value trace(Builder& b, Value x, DType out);
+// Each slice along dim scaled down to p-norm at most maxnorm (p, maxnorm: 0-d).
+Value renorm(Builder& b, Value x, Value p, int64_t dim, Value maxnorm, NormOrd ord);
 
 }  // namespace ops
