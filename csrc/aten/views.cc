@@ -1,5 +1,7 @@
 // Metadata-only ops: views share the storage handle and differ in
-// (sizes, strides, offset, dtype); resize_ and set_ rebind storage.
+// (sizes, strides, offset, dtype); resize_ and set_ rebind storage; the
+// shallow-copy compatibility query lets Module.to("tpu") keep tied
+// parameters tied.
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
@@ -8,6 +10,7 @@
 
 #include "aten/device.h"
 #include "aten/kernels.h"
+#include "aten/library.h"
 #include "aten/tensor.h"
 
 namespace tpu {
@@ -85,6 +88,29 @@ at::Tensor& set_source_tensor(at::Tensor& self, const at::Tensor& src) {
 at::Tensor& set_empty(at::Tensor& self) {
   at::Storage st(at::Storage::use_byte_size_t(), 0, allocator(), true);
   return set_storage(self, st, 0, {0}, {1});
+}
+
+namespace {
+
+bool dense_cpu_or_tpu(const at::Tensor& t) {
+  return t.layout() == at::kStrided && (t.device().is_cpu() || t.device().is_privateuseone()) && !t.is_quantized() &&
+         !t.key_set().has(c10::DispatchKey::Python);
+}
+
+}  // namespace
+
+// PrivateUse1 is not among c10's "dense" backends, so without this
+// Module._apply makes a new Parameter per module when moving to the tpu
+// and tied weights (embeddings / LM heads) come apart. Dense CPU and tpu
+// tensors can swap implementations like CPU and CUDA ones do.
+bool _has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  if (dense_cpu_or_tpu(self) && dense_cpu_or_tpu(from)) return true;
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set());
+}
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  Kernels m(lib);
+  m.impl("_has_compatible_shallow_copy_type", &_has_compatible_shallow_copy_type);
 }
 
 }  // namespace tpu

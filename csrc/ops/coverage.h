@@ -1,5 +1,5 @@
 // Lowerings added to raise OpInfo conformance (the `coverage` branch): FFTs,
-// conjugation, special functions, index_reduce, pooling inverses and other
+// conjugation, special functions, pooling inverses and other
 // ops that used to run through the CPU fallback. PyTorch semantics, no torch.
 #pragma once
 
@@ -43,10 +43,6 @@ Value trace(Builder& b, Value x, shlo::DType out);
 // ties and NaN take the later index, NaN propagates (PyTorch's cummax / cummin).
 std::pair<Value, Value> cum_extreme(Builder& b, Value x, int64_t dim, bool is_max);
 
-// ---- index_reduce: reduce is prod, mean, amax or amin.
-Value index_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, const std::string& reduce,
-                   bool include_self);
-
 // ---- activations (math in f32 for f16 / bf16)
 // First half of x along dim times sigmoid of the second half.
 Value glu(Builder& b, Value x, int64_t dim);
@@ -70,14 +66,6 @@ Value cross(Builder& b, Value x, Value y, int64_t dim);
 // Each slice along dim scaled down to p-norm at most maxnorm (p, maxnorm: 0-d).
 // p_kind: 0 general (p used), 1 (p=0), 2 (p=1), 3 (p=2), 4 (inf), 5 (-inf).
 Value renorm(Builder& b, Value x, Value p, int64_t dim, Value maxnorm, int p_kind);
-
-// ---- searching and counting
-// For each v of `values`, the number of boundaries b with !(b >= v) (left)
-// or !(b > v) (right): its insertion point in a sorted sequence. boundaries:
-// 1-D, or values' leading dims + one. Result: out (S32 / S64).
-Value search_sorted(Builder& b, Value boundaries, Value values, bool right, shlo::DType out);
-// bincount: out[i] = sum of weights (or 1) where x == i, for i < length.
-Value bincount(Builder& b, Value x, std::optional<Value> weights, int64_t length, shlo::DType out);
 
 // ---- max_unpool: x, idx of shape [N, C, *in] (N present); idx flat within each
 // [*out] plane; result [N, C, *out] zeros except the scattered values.
