@@ -1,5 +1,5 @@
 // Range checks of index tensors shared by kernel families (defined in
-// kernels_indexing.cc, which remembers the bounds of device indices).
+// ops/indexing/aten_bounds.cc, which remembers the bounds of device indices).
 #pragma once
 
 #include <ATen/ATen.h>

@@ -7,7 +7,6 @@
 #include <ATen/ops/bitwise_right_shift_meta.h>
 #include <ATen/ops/gcd_meta.h>
 #include <ATen/ops/glu_meta.h>
-#include <ATen/ops/index_reduce_meta.h>
 #include <ATen/ops/lcm_meta.h>
 #include <ATen/ops/linalg_cross_meta.h>
 #include <ATen/ops/nextafter_meta.h>
@@ -218,31 +217,6 @@ at::Tensor scalar_operand(const at::Scalar& s) {
   return t;
 }
 
-// ---- index_reduce
-
-template <class M>
-void index_reduce_impl(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                       const at::Tensor& source, c10::string_view reduce, bool include_self) {
-  dim = at::maybe_wrap_dim(dim, self.dim());
-  int64_t size = self.dim() == 0 ? 1 : self.size(dim);
-  check_index_bounds(index, 0, size, [](int64_t) { TORCH_CHECK_INDEX(false, "index out of range in self"); });
-  if (out.numel() == 0) return;
-  std::string r(reduce);
-  write(out, legacy_op("index_reduce:" + std::to_string(dim) + r + (include_self ? "+" : "-"),
-                       {read(self), read(index), read(source)}, type_of(out), [=](Builder& b, const Vals& in) {
-                         Value x = in[0], idx = in[1], src = in[2];
-                         bool scalar = x.rank() == 0;
-                         if (scalar) {  // a 0-d self indexes like a 1-element vector
-                           x = b.reshape(x, {1});
-                           src = b.reshape(src, {shlo::numel(src.shape())});
-                         }
-                         if (idx.rank() == 0) idx = b.reshape(idx, {1});
-                         Value res = ops::index_reduce(b, x, dim, idx, src, r, include_self);
-                         return Vals{scalar ? b.reshape(res, {}) : res};
-                       }));
-}
-using MIndexReduce = at::meta::structured_index_reduce;
-
 // ---- glu
 
 template <class M>
@@ -286,72 +260,6 @@ void cross_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Ten
 }
 using MCross = at::meta::structured_linalg_cross;
 
-// ---- searchsorted / bucketize
-
-at::Tensor search_impl(const at::Tensor& boundaries, const at::Tensor& values, bool out_int32, bool right,
-                       std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter,
-                       const at::Tensor* out_arg, const char* name) {
-  if (side.has_value()) {
-    TORCH_CHECK(*side == "left" || *side == "right",
-                "torch.searchsorted(): side can only be 'left' or 'right' "
-                "but got ",
-                *side);
-    TORCH_CHECK(!right || *side == "right",
-                "torch.searchsorted(): side and right can't be set to opposites, "
-                "got side of ",
-                *side, " while right was True");
-    right = *side == "right";
-  }
-  TORCH_CHECK(boundaries.dim() >= 1, name,
-              "(): boundaries tensor should be 1 dimension or the first N-1 "
-              "dimensions of boundaries tensor and input value tensor must match, but we got boundaries tensor ",
-              boundaries.sizes(), " and input value tensor ", values.sizes());
-  if (boundaries.dim() > 1) {
-    bool ok = values.dim() == boundaries.dim() &&
-              boundaries.sizes().slice(0, boundaries.dim() - 1) == values.sizes().slice(0, values.dim() - 1);
-    TORCH_CHECK(ok, name,
-                "(): boundaries tensor should be 1 dimension or the first N-1 dimensions of boundaries "
-                "tensor and input value tensor must match, but we got boundaries tensor ",
-                boundaries.sizes(), " and input value tensor ", values.sizes());
-  }
-  bool has_sorter = sorter.has_value() && sorter->defined();
-  if (has_sorter) {
-    TORCH_CHECK(sorter->scalar_type() == at::kLong, name, "(): sorter must be a tensor of long dtype but got dtype ",
-                sorter->scalar_type());
-    TORCH_CHECK(sorter->sizes() == boundaries.sizes(), name,
-                "(): boundary and sorter must have the same size, but "
-                "got boundary tensor ",
-                boundaries.sizes(), "and got sorter tensor ", sorter->sizes());
-    int64_t n = boundaries.size(-1);
-    check_index_bounds(*sorter, 0, n, [name](int64_t) { TORCH_CHECK(false, name, "(): sorter index out of range"); });
-  }
-  at::ScalarType common = at::result_type(boundaries, values);
-  at::ScalarType odt = out_int32 ? at::kInt : at::kLong;
-  at::Tensor out;
-  if (out_arg) {
-    out = *out_arg;
-    TORCH_CHECK(out.scalar_type() == odt, name,
-                "(): output tensor's dtype is wrong, it can only be Int(int32) or "
-                "Long(int64) depending on whether out_int32 flag is True, but we got output tensor's dtype ",
-                out.scalar_type(), " and out_int32 flag is ", (out_int32 ? "True" : "False"));
-    at::native::resize_output(out, values.sizes());
-  } else {
-    out = empty(values.sizes(), odt, common_device({&boundaries, &values}));
-  }
-  if (out.numel() == 0) return out;
-  shlo::DType c = to_shlo(common), o = to_shlo(odt);
-  std::vector<engine::Ref> in{read_as(boundaries, c), read_as(values, c)};
-  if (has_sorter) in.push_back(read(*sorter));
-  int64_t last = boundaries.dim() - 1;
-  write(out,
-        legacy_op(std::string("searchsorted") + (right ? "R" : "L") + (has_sorter ? "s>" : ">") + shlo::dtype_name(o),
-                  in, type_of(out), [=](Builder& b, const Vals& v) {
-                    Value bd = v[0];
-                    if (has_sorter) bd = ops::gather_dim(b, bd, last, v[2]);
-                    return Vals{ops::search_sorted(b, bd, v[1], right, o)};
-                  }));
-  return out;
-}
 
 // ---- max_unpool
 
@@ -396,19 +304,6 @@ engine::Ref max_unpool_ref(const at::Tensor& self, const at::Tensor& indices, at
 
 namespace cov {
 
-// ---- index_reduce
-at::Tensor index_reduce(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
-                        c10::string_view reduce, bool include_self) {
-  return functional<MIndexReduce>(index_reduce_impl<Structured<MIndexReduce>>, s, dim, i, src, reduce, include_self);
-}
-at::Tensor& index_reduce_(at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
-                          c10::string_view reduce, bool include_self) {
-  return inplace<MIndexReduce>(s, index_reduce_impl<Structured<MIndexReduce>>, dim, i, src, reduce, include_self);
-}
-at::Tensor& index_reduce_out(const at::Tensor& s, int64_t dim, const at::Tensor& i, const at::Tensor& src,
-                             c10::string_view reduce, bool include_self, at::Tensor& out) {
-  return out_variant<MIndexReduce>(out, index_reduce_impl<Structured<MIndexReduce>>, s, dim, i, src, reduce,
-                                   include_self);
 }
 
 // ---- glu
@@ -474,82 +369,6 @@ at::Tensor linalg_cross(const at::Tensor& a, const at::Tensor& b, int64_t dim) {
 at::Tensor& linalg_cross_out(const at::Tensor& a, const at::Tensor& b, int64_t dim, at::Tensor& out) {
   return out_variant<MCross>(out, cross_impl<Structured<MCross>>, a, b, dim);
 }
-// ---- searchsorted, bucketize
-at::Tensor searchsorted_Tensor(const at::Tensor& seq, const at::Tensor& self, bool out_int32, bool right,
-                               std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter) {
-  return search_impl(seq, self, out_int32, right, side, sorter, nullptr, "torch.searchsorted");
-}
-at::Tensor& searchsorted_Tensor_out(const at::Tensor& seq, const at::Tensor& self, bool out_int32, bool right,
-                                    std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter,
-                                    at::Tensor& out) {
-  search_impl(seq, self, out_int32, right, side, sorter, &out, "torch.searchsorted");
-  return out;
-}
-at::Tensor searchsorted_Scalar(const at::Tensor& seq, const at::Scalar& self, bool out_int32, bool right,
-                               std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter) {
-  TORCH_CHECK(seq.dim() == 1,
-              "torch.searchsorted(): input value can be a scalar only when boundaries tensor "
-              "dimension is 1, but we got boundaries tensor dim(",
-              seq.dim(), ") and input value's dim(0) numel(1)");
-  return search_impl(seq, scalar_operand(self), out_int32, right, side, sorter, nullptr, "torch.searchsorted");
-}
-at::Tensor& searchsorted_Scalar_out(const at::Tensor& seq, const at::Scalar& self, bool out_int32, bool right,
-                                    std::optional<c10::string_view> side, const std::optional<at::Tensor>& sorter,
-                                    at::Tensor& out) {
-  search_impl(seq, scalar_operand(self), out_int32, right, side, sorter, &out, "torch.searchsorted");
-  return out;
-}
-at::Tensor bucketize_Tensor(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32, bool right) {
-  TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(", boundaries.dim(), ")");
-  return search_impl(boundaries, self, out_int32, right, std::nullopt, std::nullopt, nullptr, "torch.bucketize");
-}
-at::Tensor& bucketize_Tensor_out(const at::Tensor& self, const at::Tensor& boundaries, bool out_int32, bool right,
-                                 at::Tensor& out) {
-  TORCH_CHECK(boundaries.dim() == 1, "boundaries tensor must be 1 dimension, but got dim(", boundaries.dim(), ")");
-  search_impl(boundaries, self, out_int32, right, std::nullopt, std::nullopt, &out, "torch.bucketize");
-  return out;
-}
-at::Tensor bucketize_Scalar(const at::Scalar& self, const at::Tensor& boundaries, bool out_int32, bool right) {
-  return bucketize_Tensor(scalar_operand(self), boundaries, out_int32, right);
-}
-
-// ---- bincount (histc is in kernels_models.cc)
-at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& weights, c10::SymInt minlength_s) {
-  int64_t minlength = minlength_s.expect_int();
-  TORCH_CHECK(minlength >= 0, "minlength should be >= 0");
-  TORCH_CHECK(self.dim() == 1 && at::isIntegralType(self.scalar_type(), false),
-              "bincount only supports 1-d non-negative integral inputs.");
-  bool has_w = weights.has_value() && weights->defined();
-  if (has_w)
-    TORCH_CHECK(weights->dim() == 1 && weights->size(0) == self.size(0),
-                "weights should be 1-d and have the same length as input");
-  at::ScalarType ot = !has_w ? at::kLong : weights->scalar_type() == at::kFloat ? at::kFloat : at::kDouble;
-  int64_t length = minlength;
-  if (self.numel() > 0) {
-    // The output length depends on the data: one read of [min, max].
-    engine::Ref mm =
-        legacy_op("bincount_range", {read(self)}, shlo::Type{shlo::DType::S64, {2}}, [](Builder& b, const Vals& in) {
-          Value f = b.convert(in[0], shlo::DType::S64);
-          Value lo = b.reshape(b.reduce(f, b.highest(shlo::DType::S64), {0}, "minimum"), {1});
-          Value hi = b.reshape(b.reduce(f, b.lowest(shlo::DType::S64), {0}, "maximum"), {1});
-          return Vals{b.concatenate({lo, hi}, 0)};
-        });
-    std::vector<int64_t> r = fetch<int64_t>(mm);
-    TORCH_CHECK(r[0] >= 0, "bincount only supports 1-d non-negative integral inputs.");
-    length = std::max(length, r[1] + 1);
-  }
-  at::Tensor out = empty({length}, ot, self.device());
-  if (length == 0) return out;
-  shlo::DType o = to_shlo(ot);
-  std::vector<engine::Ref> in{read(self)};
-  if (has_w) in.push_back(read(*weights));
-  write(out, legacy_op("bincount:" + std::to_string(length) + (has_w ? "w" : ""), in, shlo::Type{o, {length}},
-                       [=](Builder& b, const Vals& v) {
-                         std::optional<Value> w;
-                         if (has_w) w = v[1];
-                         return Vals{ops::bincount(b, v[0], w, length, o)};
-                       }));
-  return out;
 }
 
 // ---- max_unpool

@@ -409,81 +409,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("vdot", &vdot);
   m.impl("vdot.out", &vdot_out);
 
-  // ---- indexing, gather/scatter, cat, sort, pad (kernels_indexing.cc)
-  m.impl("_index_put_impl_", &_index_put_impl_);
-  m.impl("_unique2", &_unique2);
-  m.impl("cat", &cat);
-  m.impl("cat.out", &cat_out);
-  m.impl("constant_pad_nd", &constant_pad_nd);
-  m.impl("embedding_dense_backward", &embedding_dense_backward);
-  m.impl("flip", &flip);
-  m.impl("gather", &gather);
-  m.impl("gather.out", &gather_out);
-  m.impl("index.Tensor", &index_Tensor);
-  m.impl("index.Tensor_out", &index_Tensor_out);
-  m.impl("index_add", &index_add);
-  m.impl("index_add.out", &index_add_out);
-  m.impl("index_add_", &index_add_);
-  m.impl("index_copy", &index_copy);
-  m.impl("index_copy.out", &index_copy_out);
-  m.impl("index_copy_", &index_copy_);
-  m.impl("index_fill_.int_Scalar", &index_fill__int_Scalar);
-  m.impl("index_fill_.int_Tensor", &index_fill__int_Tensor);
-  m.impl("index_select", &index_select);
-  m.impl("index_select.out", &index_select_out);
-  m.impl("kthvalue", &kthvalue);
-  m.impl("kthvalue.values", &kthvalue_values);
-  m.impl("masked_scatter_", &masked_scatter_);
-  m.impl("masked_select", &masked_select);
-  m.impl("masked_select.out", &masked_select_out);
-  m.impl("median", &median);
-  m.impl("median.dim_values", &median_dim_values);
-  m.impl("nanmedian", &nanmedian);
-  m.impl("nanmedian.dim_values", &nanmedian_dim_values);
-  m.impl("nonzero", &nonzero);
-  m.impl("nonzero.out", &nonzero_out);
-  m.impl("nonzero_static", &nonzero_static);
-  m.impl("nonzero_static.out", &nonzero_static_out);
-  m.impl("one_hot", &one_hot);
-  m.impl("repeat_interleave.Tensor", &repeat_interleave_Tensor);
-  m.impl("roll", &roll);
-  m.impl("scatter.reduce", &scatter_reduce);
-  m.impl("scatter.reduce_out", &scatter_reduce_out);
-  m.impl("scatter.src", &scatter_src);
-  m.impl("scatter.src_out", &scatter_src_out);
-  m.impl("scatter.value", &scatter_value);
-  m.impl("scatter.value_out", &scatter_value_out);
-  m.impl("scatter.value_reduce", &scatter_value_reduce);
-  m.impl("scatter.value_reduce_out", &scatter_value_reduce_out);
-  m.impl("scatter_.reduce", &scatter__reduce);
-  m.impl("scatter_.src", &scatter__src);
-  m.impl("scatter_.value", &scatter__value);
-  m.impl("scatter_.value_reduce", &scatter__value_reduce);
-  m.impl("scatter_add", &scatter_add);
-  m.impl("scatter_add.out", &scatter_add_out);
-  m.impl("scatter_add_", &scatter_add_);
-  m.impl("scatter_reduce.two", &scatter_reduce_two);
-  m.impl("scatter_reduce.two_out", &scatter_reduce_two_out);
-  m.impl("scatter_reduce_.two", &scatter_reduce__two);
-  m.impl("sort.stable", &sort_stable);
-  m.impl("sort.values_stable", &sort_values_stable);
-  m.impl("take", &take);
-  m.impl("take.out", &take_out);
-  m.impl("topk", &topk);
-  m.impl("topk.values", &topk_values);
-  m.impl("tril", &tril);
-  m.impl("tril.out", &tril_out);
-  m.impl("tril_", &tril_);
-  m.impl("triu", &triu);
-  m.impl("triu.out", &triu_out);
-  m.impl("triu_", &triu_);
-  m.impl("unique_consecutive", &unique_consecutive);
-
-  // ---- membership (kernels_membership.cc)
-  m.impl("isin.Scalar_Tensor", &isin_Scalar_Tensor);
-  m.impl("isin.Tensor_Scalar", &isin_Tensor_Scalar);
-  m.impl("isin.Tensor_Tensor", &isin_Tensor_Tensor);
-  m.impl("isin.Tensor_Tensor_out", &isin_Tensor_Tensor_out);
 
   // ---- convolution, complex views, grouped mm (kernels_conv.cc, kernels_grouped_mm.cc)
   m.impl("_grouped_mm", &_grouped_mm);
@@ -495,11 +420,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   // ---- amp: GradScaler's native ops (kernels_amp.cc; autocast kernels are in autocast.cc)
   m.impl("_prelu_kernel", &_prelu_kernel);
   m.impl("_prelu_kernel_backward", &_prelu_kernel_backward);
-
-  // ---- ops Hugging Face models need (kernels_models.cc)
-  m.impl("_has_compatible_shallow_copy_type", &_has_compatible_shallow_copy_type);
-  m.impl("histc", &histc);
-  m.impl("histc.out", &histc_out);
 
   // ---- coverage: ops that used to fall back to the CPU (kernels_coverage*.cc)
   m.impl("__ilshift__.Scalar", &cov::ilshift_Scalar);
@@ -539,16 +459,12 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("avg_pool3d.out", &cov::avg_pool3d_out);
   m.impl("avg_pool3d_backward", &cov::avg_pool3d_backward);
   m.impl("avg_pool3d_backward.grad_input", &cov::avg_pool3d_backward_out);
-  m.impl("bincount", &cov::bincount);
   m.impl("bitwise_left_shift.Tensor", &cov::bitwise_left_shift);
   m.impl("bitwise_left_shift.Tensor_out", &cov::bitwise_left_shift_out);
   m.impl("bitwise_left_shift_.Tensor", &cov::bitwise_left_shift_);
   m.impl("bitwise_right_shift.Tensor", &cov::bitwise_right_shift);
   m.impl("bitwise_right_shift.Tensor_out", &cov::bitwise_right_shift_out);
   m.impl("bitwise_right_shift_.Tensor", &cov::bitwise_right_shift_);
-  m.impl("bucketize.Scalar", &cov::bucketize_Scalar);
-  m.impl("bucketize.Tensor", &cov::bucketize_Tensor);
-  m.impl("bucketize.Tensor_out", &cov::bucketize_Tensor_out);
   m.impl("conj_physical.out", &cov::conj_physical_out);
   m.impl("conj_physical_", &cov::conj_physical_);
   m.impl("gcd", &cov::gcd);
@@ -558,9 +474,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("glu.out", &cov::glu_out);
   m.impl("glu_backward", &cov::glu_backward);
   m.impl("glu_backward.grad_input", &cov::glu_backward_grad_input);
-  m.impl("index_reduce", &cov::index_reduce);
-  m.impl("index_reduce.out", &cov::index_reduce_out);
-  m.impl("index_reduce_", &cov::index_reduce_);
   m.impl("lcm", &cov::lcm);
   m.impl("lcm.out", &cov::lcm_out);
   m.impl("lcm_", &cov::lcm_);
@@ -581,10 +494,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("nextafter", &cov::nextafter);
   m.impl("nextafter.out", &cov::nextafter_out);
   m.impl("nextafter_", &cov::nextafter_);
-  m.impl("searchsorted.Scalar", &cov::searchsorted_Scalar);
-  m.impl("searchsorted.Scalar_out", &cov::searchsorted_Scalar_out);
-  m.impl("searchsorted.Tensor", &cov::searchsorted_Tensor);
-  m.impl("searchsorted.Tensor_out", &cov::searchsorted_Tensor_out);
   m.impl("special_xlog1py", &cov::special_xlog1py);
   m.impl("special_xlog1py.out", &cov::special_xlog1py_out);
 }

@@ -1,5 +1,7 @@
 // Metadata-only ops: views share the storage handle and differ in
-// (sizes, strides, offset, dtype); resize_ and set_ rebind storage.
+// (sizes, strides, offset, dtype); resize_ and set_ rebind storage; the
+// shallow-copy compatibility query lets Module.to("tpu") keep tied
+// parameters tied.
 #include <ATen/native/Resize.h>
 #include <ATen/ops/_reshape_alias_native.h>
 #include <ATen/ops/as_strided_native.h>
@@ -89,10 +91,25 @@ at::Tensor& set_empty(at::Tensor& self) {
   return set_storage(self, st, 0, {0}, {1});
 }
 
+bool dense_cpu_or_tpu(const at::Tensor& t) {
+  return t.layout() == at::kStrided && (t.device().is_cpu() || t.device().is_privateuseone()) && !t.is_quantized() &&
+         !t.key_set().has(c10::DispatchKey::Python);
+}
+
+// PrivateUse1 is not among c10's "dense" backends, so without this
+// Module._apply makes a new Parameter per module when moving to the tpu
+// and tied weights (embeddings / LM heads) come apart. Dense CPU and tpu
+// tensors can swap implementations like CPU and CUDA ones do.
+bool _has_compatible_shallow_copy_type(const at::Tensor& self, const at::Tensor& from) {
+  if (dense_cpu_or_tpu(self) && dense_cpu_or_tpu(from)) return true;
+  return self.unsafeGetTensorImpl()->has_compatible_shallow_copy_type(from.key_set());
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   Kernels m(lib);
+  m.impl("_has_compatible_shallow_copy_type", &_has_compatible_shallow_copy_type);
   m.impl("_reshape_alias", &_reshape_alias);
   m.impl("as_strided", &as_strided);
   m.impl("resize_", &resize_);

@@ -259,30 +259,6 @@ Value polygamma_cpu(Builder& b, Value n, Value x) {
   return down(b, r, t);
 }
 
-// ---------------------------------------------------------------- index_reduce
-
-Value index_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, const std::string& reduce,
-                   bool include_self) {
-  DType t = x.dtype();
-  Combine c = reduce == "prod"   ? Combine::Mul
-              : reduce == "amax" ? Combine::Max
-              : reduce == "amin" ? Combine::Min
-                                 : Combine::Add;
-  Value base = x;
-  if (!include_self) {
-    // The indexed slots restart from the reduction's identity.
-    Value init = c == Combine::Mul   ? b.constant(t, 1)
-                 : c == Combine::Max ? b.lowest(t)
-                 : c == Combine::Min ? b.highest(t)
-                                     : b.zero(t);
-    base = index_scatter(b, x, dim, idx, b.broadcast_in_dim(init, src.shape(), {}), Combine::Replace, false);
-  }
-  Value r = index_scatter(b, base, dim, idx, src, c, false);
-  if (reduce != "mean") return r;
-  Value cnt = index_scatter(b, b.constant(t, include_self ? 1 : 0, x.shape()), dim, idx, b.constant(t, 1, src.shape()),
-                            Combine::Add, false);
-  cnt = b.select(b.compare(Cmp::EQ, cnt, kconst(b, 0, cnt)), kconst(b, 1, cnt), cnt);
-  return shlo::is_float(t) ? b.div(r, cnt) : div(b, r, cnt, "floor");
 }
 
 // ---------------------------------------------------------------- activations
@@ -395,37 +371,6 @@ Value cross(Builder& b, Value x, Value y, int64_t dim) {
       dim);
 }
 
-// ---------------------------------------------------------------- searching and counting
-
-Value search_sorted(Builder& b, Value boundaries, Value values, bool right, DType out) {
-  int64_t r = values.rank(), m = boundaries.shape().back();
-  Shape cs = values.shape();
-  cs.push_back(m);
-  Value v = b.broadcast_in_dim(values, cs, all_dims(r));
-  std::vector<int64_t> bdims;
-  if (boundaries.rank() == 1) {
-    bdims = {r};
-  } else {  // leading dims shared with values; skip values' last dim
-    for (int64_t d = 0; d + 1 < r; ++d) bdims.push_back(d);
-    bdims.push_back(r);
-  }
-  Value bd = b.broadcast_in_dim(boundaries, cs, bdims);
-  Value before = lnot(b, b.compare(right ? Cmp::GT : Cmp::GE, bd, v));
-  return b.reduce(b.convert(before, out), b.zero(out), {r}, "add");
-}
-
-Value bincount(Builder& b, Value x, std::optional<Value> weights, int64_t length, DType out) {
-  int64_t n = shlo::numel(x.shape());
-  Value xi = b.convert(b.reshape(x, {n}), DType::S64);
-  Value onehot = b.compare(Cmp::EQ, b.broadcast_in_dim(xi, {n, length}, {0}), b.iota(Type{DType::S64, {n, length}}, 1));
-  Value contrib;
-  if (weights) {
-    Value w = b.broadcast_in_dim(b.convert(b.reshape(*weights, {n}), out), {n, length}, {0});
-    contrib = b.select(onehot, w, b.constant(out, 0, {n, length}));
-  } else {
-    contrib = b.convert(onehot, out);
-  }
-  return b.reduce(contrib, b.zero(out), {0}, "add");
 }
 
 // ---------------------------------------------------------------- max_unpool

@@ -1,5 +1,5 @@
 // Lowerings added to raise OpInfo conformance (the `coverage` branch): FFTs,
-// conjugation, special functions, index_reduce, pooling inverses and other
+// conjugation, special functions, pooling inverses and other
 // ops that used to run through the CPU fallback. PyTorch semantics, no torch.
 #pragma once
 
@@ -32,9 +32,6 @@ Value conj(Builder& b, Value x);
 // positive by the recurrence, poles at non-positive integers.
 Value polygamma_cpu(Builder& b, Value n, Value x);
 
-// ---- index_reduce: reduce is prod, mean, amax or amin.
-Value index_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, const std::string& reduce,
-                   bool include_self);
 
 // ---- activations (math in f32 for f16 / bf16)
 // First half of x along dim times sigmoid of the second half.
@@ -56,14 +53,6 @@ Value xlog1py(Builder& b, Value x, Value y);
 // ---- vectors
 // Cross product of 3-vectors along dim (operands broadcast).
 Value cross(Builder& b, Value x, Value y, int64_t dim);
-
-// ---- searching and counting
-// For each v of `values`, the number of boundaries b with !(b >= v) (left)
-// or !(b > v) (right): its insertion point in a sorted sequence. boundaries:
-// 1-D, or values' leading dims + one. Result: out (S32 / S64).
-Value search_sorted(Builder& b, Value boundaries, Value values, bool right, shlo::DType out);
-// bincount: out[i] = sum of weights (or 1) where x == i, for i < length.
-Value bincount(Builder& b, Value x, std::optional<Value> weights, int64_t length, shlo::DType out);
 
 // ---- max_unpool: x, idx of shape [N, C, *in] (N present); idx flat within each
 // [*out] plane; result [N, C, *out] zeros except the scattered values.

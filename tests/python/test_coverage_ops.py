@@ -146,37 +146,6 @@ FLOATS = [torch.float32, torch.bfloat16, torch.float16]
 INTS = [torch.int64, torch.int32]
 
 
-# ---------------------------------------------------------------- index_reduce
-
-@pytest.mark.parametrize("reduce", ["prod", "mean", "amax", "amin"])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.int32])
-def test_index_reduce(reduce, dtype):
-    shape = rand_shape(3, 2, 5)
-    dim = random.randint(0, 2)
-    n = random.randint(1, 7)
-    src_shape = list(shape)
-    src_shape[dim] = n
-    x = rand(shape, dtype, 1, 4)
-    src = rand(src_shape, dtype, 1, 4)
-    idx = torch.randint(0, shape[dim], (n,))
-    for include_self in (True, False):
-        check(lambda t, i, s: torch.index_reduce(t, dim, i, s, reduce, include_self=include_self), x, idx, src,
-              atol=1e-2 if dtype == torch.bfloat16 else None)
-        check(lambda t, i, s: t.index_reduce_(dim, i, s, reduce, include_self=include_self), x.clone(), idx, src,
-              atol=1e-2 if dtype == torch.bfloat16 else None)
-    if dtype == torch.float32 and reduce != "mean":
-        grads(lambda t, s: torch.index_reduce(t, dim, idx.to(t.device), s, reduce), x, src)
-
-
-def test_index_reduce_rejects_bad_index():
-    # Device indices are checked without waiting: the error surfaces at the next host read.
-    x = torch.ones(3, device=TPU)
-    with pytest.raises(IndexError, match="index out of range"):
-        torch.index_reduce(x, 0, torch.tensor([5], device=TPU), torch.ones(1, device=TPU), "prod").cpu()
-    with pytest.raises(IndexError, match='index out of range in self'):
-        torch.index_reduce(x, 0, torch.tensor([-1], device=TPU), torch.ones(1, device=TPU), "amax").cpu()
-    with pytest.raises(RuntimeError, match="same device"):
-        torch.index_reduce(x, 0, torch.tensor([1]), torch.ones(1), "amin")
 
 
 # ---------------------------------------------------------------- activations
@@ -275,58 +244,6 @@ def test_cross(dtype):
         torch.linalg.cross(torch.ones(2, 4, device=TPU), torch.ones(2, 4, device=TPU))
 
 
-# ---------------------------------------------------------------- searching and counting
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.int32])
-def test_searchsorted_bucketize(dtype):
-    seq = rand([random.randint(1, 8)], dtype, -3, 3).sort().values
-    v = rand(rand_shape(2, 1, 5), dtype, -4, 4)
-    if dtype.is_floating_point:
-        v.view(-1)[0] = float("nan")
-    for right in (False, True):
-        for out_int32 in (False, True):
-            check(lambda s, t: torch.searchsorted(s, t, right=right, out_int32=out_int32), seq, v)
-            check(lambda t, s: torch.bucketize(t, s, right=right, out_int32=out_int32), v, seq)
-    check(lambda s: torch.searchsorted(s, 1), seq)
-    check(lambda s: torch.bucketize(1, s), seq)
-    check(lambda s, t: torch.searchsorted(s, t, side="right"), seq, v)
-    # N-D boundaries, and an unsorted sequence with a sorter.
-    seqs = rand([3, 6], dtype, -3, 3).sort(-1).values
-    vals = rand([3, 4], dtype, -4, 4)
-    check(torch.searchsorted, seqs, vals)
-    raw = rand([7], dtype, -3, 3)
-    sorter = raw.argsort()
-    check(lambda s, t, o: torch.searchsorted(s, t, sorter=o), raw, v, sorter)
-    with pytest.raises(RuntimeError, match="side"):
-        torch.searchsorted(seq.to(TPU), v.to(TPU), right=True, side="left")
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
-def test_histc(dtype):
-    x = rand(rand_shape(2, 1, 10), dtype, -3, 3)
-    bins = random.randint(1, 12)
-    check(lambda t: torch.histc(t, bins=bins, min=-2, max=2), x)
-    check(lambda t: torch.histc(t, bins=bins), x)
-    check(lambda t: torch.histc(t, bins=bins), torch.full([4], 2.0, dtype=dtype))
-    out = torch.empty(0, dtype=dtype, device=TPU)
-    torch.histc(x.to(TPU), bins=bins, out=out)
-    assert_close(out, torch.histc(x, bins=bins))
-    with pytest.raises(RuntimeError, match="not finite"):
-        # the data's range is checked on the device: raised at the next read
-        torch.histc(torch.tensor([1.0, float("inf")], dtype=dtype, device=TPU)).cpu()
-    with pytest.raises(RuntimeError, match="bins"):
-        torch.histc(x.to(TPU), bins=0)
-
-
-@pytest.mark.parametrize("wdtype", [None, torch.float32, torch.float16, torch.int64])
-def test_bincount(wdtype):
-    x = torch.randint(0, 9, (random.randint(1, 20),))
-    w = None if wdtype is None else rand(x.shape, wdtype, 0, 5)
-    check(lambda t: torch.bincount(t, w.to(t.device) if w is not None else None), x)
-    check(lambda t: torch.bincount(t, minlength=15), x)
-    check(lambda t: torch.bincount(t), x.to(torch.int32))
-    with pytest.raises(RuntimeError, match="non-negative"):
-        torch.bincount(torch.tensor([1, -1], device=TPU))
 
 
 # ---------------------------------------------------------------- max_unpool
@@ -401,12 +318,6 @@ def test_integral_products_truncate_float_scalars():
           rand([4, 3], i64))
     check(lambda s, a, b: torch.baddbmm(s, a, b, beta=3.2), rand([2, 2, 3], i64), rand([2, 2, 4], i64),
           rand([2, 4, 3], i64))
-
-
-def test_masked_select_zero_dim():
-    for m in (True, False):
-        check(torch.masked_select, rand([], torch.float32), torch.tensor(m))
-    check(torch.masked_select, rand([3], torch.float32), torch.tensor(True))
 
 
 # ---------------------------------------------------------------- pooling

@@ -1,5 +1,6 @@
 """The storage model: views, writes through views, in-place ops, out=,
-resize_, set_, copies between devices and dtypes, with PyTorch's aliasing."""
+resize_, set_, copies between devices and dtypes, with PyTorch's aliasing;
+Module.to keeping tied parameters tied."""
 import random
 
 import pytest
@@ -161,3 +162,31 @@ def test_unsupported_dtype_error():
     with pytest.raises(TypeError, match="not supported on the tpu"):
         torch.empty(2, dtype=torch.float8_e4m3fn, device=TPU)
     assert_close(torch.ones(2, device=TPU), torch.ones(2))
+
+
+def test_module_to_keeps_tied_parameters():
+    """PrivateUse1 is not one of c10's dense backends: without our
+    _has_compatible_shallow_copy_type, Module.to('tpu') would give each
+    module its own copy of a shared parameter."""
+    emb = torch.nn.Embedding(10, 4)
+    head = torch.nn.Linear(4, 10, bias=False)
+    head.weight = emb.weight
+    m = torch.nn.ModuleDict({"emb": emb, "head": head})
+    param = emb.weight
+    m.to(TPU)
+    assert m["head"].weight is m["emb"].weight is param  # moved in place, like CUDA
+    assert param.device.type == "tpu"
+    ids = torch.randint(0, 10, (3,))
+    m["head"](m["emb"](ids.to(TPU))).sum().backward()
+    ref = torch.nn.Embedding(10, 4)
+    with torch.no_grad():
+        ref.weight.copy_(param.cpu())
+    torch.nn.functional.linear(ref(ids), ref.weight).sum().backward()
+    assert_close(param.grad, ref.weight.grad)  # both uses accumulate into one grad
+    m.to("cpu")
+    assert m["head"].weight is m["emb"].weight and param.device.type == "cpu"
+    assert param.grad.device.type == "cpu"
+    assert torch._has_compatible_shallow_copy_type(torch.ones(2), torch.ones(2, device=TPU))
+    assert torch._has_compatible_shallow_copy_type(torch.ones(2, device=TPU), torch.ones(2))
+    assert not torch._has_compatible_shallow_copy_type(torch.ones(2, device=TPU),
+                                                       torch.ones(2).to_sparse())

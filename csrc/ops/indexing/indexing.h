@@ -1,8 +1,8 @@
-// Indexing and data-movement lowerings with PyTorch semantics: gather /
-// scatter along a dim, the index_select / index_add family, advanced
-// indexing, take, embedding backward, cat, flip, roll, constant padding and
-// triangular masks. Index operands arrive already validated by the caller
-// (in range); negative indices are wrapped here wherever PyTorch allows them.
+// Indexing lowerings with PyTorch semantics: gather / scatter along a dim,
+// the index_select / index_add / index_reduce family, advanced indexing,
+// take, masked_scatter and embedding backward. Index operands arrive already
+// validated by the caller (in range); negative indices are wrapped here
+// wherever PyTorch allows them.
 #pragma once
 
 #include <string>
@@ -42,6 +42,9 @@ Value index_select(Builder& b, Value x, int64_t dim, Value idx);
 Value index_scatter(Builder& b, Value x, int64_t dim, Value idx, Value src, Combine c, bool wrap);
 // index_add: x[..., idx[i], ...] += alpha * src[..., i, ...] (alpha: 0-d).
 Value index_add(Builder& b, Value x, int64_t dim, Value idx, Value src, Value alpha);
+// index_reduce: reduce is prod, mean, amax or amin.
+Value index_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, const std::string& reduce,
+                   bool include_self);
 
 // Advanced indexing x[idx...]: idx[i] indexes dim dims[i] (dims ascending);
 // the idx values broadcast together to a shape B. Negative indices wrap.
@@ -67,19 +70,6 @@ Value embedding_backward(Builder& b, Value grad, Value idx, int64_t num_weights,
 Value masked_scatter(Builder& b, Value x, Value mask, Value src);
 // Number of nonzero (true) elements as a 0-d s64.
 Value count_true(Builder& b, Value x);
-
-// torch.cat: operands converted to `to` and joined along dim; operands with
-// no elements along dim are skipped.
-Value cat(Builder& b, const std::vector<Value>& xs, int64_t dim, shlo::DType to);
-Value flip(Builder& b, Value x, const std::vector<int64_t>& dims);
-// torch.roll; empty dims rolls the flattened tensor by shifts[0].
-Value roll(Builder& b, Value x, const std::vector<int64_t>& shifts, const std::vector<int64_t>& dims);
-// torch.constant_pad_nd: pad = (lo, hi) pairs from the last dim backwards;
-// negative pads crop. value: 0-d.
-Value constant_pad(Builder& b, Value x, Value value, const std::vector<int64_t>& pad);
-// triu (upper) / tril over the last two dims; diagonal: 0-d s64 operand, so
-// every diagonal shares one program.
-Value triangle(Builder& b, Value x, Value diagonal, bool upper);
 
 // Inclusive prefix sum of a 1-D value in log2(n) shifted adds (no
 // reduce_window, whose CPU lowering is quadratic).

@@ -1,4 +1,4 @@
-// Lowerings for ops Hugging Face models reach (see models.h).
+// Lowering of torch.histc (see histc.h).
 #include "ops/sort/histc.h"
 
 namespace ops {

@@ -1,5 +1,5 @@
-// Lowerings for ops that Hugging Face models reach and no other family
-// covers (histc: the MoE tokens-per-expert count).
+// torch.histc (Hugging Face MoE layers count tokens per expert with it) and
+// the data-range check of its automatic edges.
 #pragma once
 
 #include "shlo/builder.h"
