@@ -8,7 +8,6 @@
 #include <ATen/ops/gcd_meta.h>
 #include <ATen/ops/glu_meta.h>
 #include <ATen/ops/lcm_meta.h>
-#include <ATen/ops/linalg_cross_meta.h>
 #include <ATen/ops/nextafter_meta.h>
 #include <ATen/ops/special_xlog1py_meta.h>
 
@@ -42,63 +41,6 @@ at::Tensor& store_out(at::Tensor& out, engine::Ref v) {
   return out;
 }
 
-// ---- FFT
-
-// Wrapped dims, in the caller's order (r2c / c2r treat the last one specially).
-std::vector<int64_t> fft_dims(const at::Tensor& self, at::IntArrayRef dim) {
-  std::vector<int64_t> dims;
-  for (int64_t d : dim) {
-    int64_t w = at::maybe_wrap_dim(d, self.dim());
-    TORCH_CHECK(std::find(dims.begin(), dims.end(), w) == dims.end(), "FFT dims must be unique");
-    dims.push_back(w);
-  }
-  return dims;
-}
-
-void check_norm(int64_t normalization) {
-  TORCH_CHECK(normalization >= 0 && normalization <= 2, "Invalid normalization mode: ", normalization);
-}
-
-engine::Ref fft_c2c_ref(const at::Tensor& self, at::IntArrayRef dim, int64_t norm, bool forward) {
-  TORCH_CHECK(self.is_complex(), "_fft_c2c expects a complex input tensor, but got ", self.scalar_type());
-  check_norm(norm);
-  std::vector<int64_t> dims = fft_dims(self, dim);
-  return legacy_op(
-      "fft_c2c" + ints(dims) + std::to_string(norm) + (forward ? "f" : "b"), {read(self)}, type_of(self),
-      [dims, norm, forward](Builder& b, const Vals& in) { return Vals{ops::fft_c2c(b, in[0], dims, norm, forward)}; });
-}
-
-engine::Ref fft_r2c_ref(const at::Tensor& self, at::IntArrayRef dim, int64_t norm, bool onesided) {
-  TORCH_CHECK(self.is_floating_point(), "_fft_r2c expects a floating point input tensor, but got ", self.scalar_type());
-  TORCH_CHECK(self.scalar_type() == at::kFloat || self.scalar_type() == at::kDouble, "Unsupported dtype ",
-              self.scalar_type());
-  check_norm(norm);
-  std::vector<int64_t> dims = fft_dims(self, dim);
-  TORCH_CHECK(!dims.empty(), "_fft_r2c expects at least one dim");
-  shlo::Type t = type_of(self);
-  t.dtype = self.scalar_type() == at::kDouble ? shlo::DType::C128 : shlo::DType::C64;
-  if (onesided) t.shape[dims.back()] = t.shape[dims.back()] / 2 + 1;
-  return legacy_op("fft_r2c" + ints(dims) + std::to_string(norm) + (onesided ? "o" : "t"), {read(self)}, t,
-                   [dims, norm, onesided](Builder& b, const Vals& in) {
-                     return Vals{ops::fft_r2c(b, in[0], dims, norm, onesided)};
-                   });
-}
-
-engine::Ref fft_c2r_ref(const at::Tensor& self, at::IntArrayRef dim, int64_t norm, int64_t last_dim_size) {
-  TORCH_CHECK(self.is_complex(), "_fft_c2r expects a complex input tensor, but got ", self.scalar_type());
-  check_norm(norm);
-  std::vector<int64_t> dims = fft_dims(self, dim);
-  TORCH_CHECK(!dims.empty(), "_fft_c2r expects at least one dim");
-  TORCH_CHECK(last_dim_size >= 1, "Invalid number of data points (", last_dim_size, ") specified");
-  shlo::Type t = type_of(self);
-  t.dtype = self.scalar_type() == at::kComplexDouble ? shlo::DType::F64 : shlo::DType::F32;
-  t.shape[dims.back()] = last_dim_size;
-  return legacy_op("fft_c2r" + ints(dims) + std::to_string(norm) + ":" + std::to_string(last_dim_size), {read(self)}, t,
-                   [dims, norm, last_dim_size](Builder& b, const Vals& in) {
-                     return Vals{ops::fft_c2r(b, in[0], dims, norm, last_dim_size)};
-                   });
-}
-
 // ---- conjugation
 
 engine::Ref conj_ref(const at::Tensor& self) {
@@ -120,28 +62,6 @@ std::vector<T> fetch(engine::Ref v) {
 }  // namespace
 
 namespace cov {
-
-at::Tensor _fft_c2c(const at::Tensor& self, c10::SymIntArrayRef dim, int64_t normalization, bool forward) {
-  return wrap(fft_c2c_ref(self, C10_AS_INTARRAYREF_SLOW(dim), normalization, forward), self.device());
-}
-at::Tensor& _fft_c2c_out(const at::Tensor& self, c10::SymIntArrayRef dim, int64_t normalization, bool forward,
-                         at::Tensor& out) {
-  return store_out(out, fft_c2c_ref(self, C10_AS_INTARRAYREF_SLOW(dim), normalization, forward));
-}
-at::Tensor _fft_r2c(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided) {
-  return wrap(fft_r2c_ref(self, dim, normalization, onesided), self.device());
-}
-at::Tensor& _fft_r2c_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, bool onesided,
-                         at::Tensor& out) {
-  return store_out(out, fft_r2c_ref(self, dim, normalization, onesided));
-}
-at::Tensor _fft_c2r(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, c10::SymInt last_dim_size) {
-  return wrap(fft_c2r_ref(self, dim, normalization, last_dim_size.expect_int()), self.device());
-}
-at::Tensor& _fft_c2r_out(const at::Tensor& self, at::IntArrayRef dim, int64_t normalization, c10::SymInt last_dim_size,
-                         at::Tensor& out) {
-  return store_out(out, fft_c2r_ref(self, dim, normalization, last_dim_size.expect_int()));
-}
 
 at::Tensor conj_physical(const at::Tensor& self) { return wrap(conj_ref(self), self.device()); }
 at::Tensor& conj_physical_out(const at::Tensor& self, at::Tensor& out) {
@@ -242,61 +162,13 @@ engine::Ref glu_backward_ref(const at::Tensor& grad, const at::Tensor& self, int
                    [dim](Builder& b, const Vals& in) { return Vals{ops::glu_backward(b, in[0], in[1], dim)}; });
 }
 
-// ---- linalg_cross
 
 template <class M>
-void cross_impl(M&, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other, int64_t dim) {
-  TORCH_CHECK(self.scalar_type() == other.scalar_type(),
-              "linalg.cross: expected input and other to have the same "
-              "dtype, but got ",
-              self.scalar_type(), " and ", other.scalar_type());
-  int64_t d = at::maybe_wrap_dim(dim, static_cast<int64_t>(out.dim()));
-  shlo::Shape shape = shape_of(out.sizes());
-  shlo::DType t = to_shlo(out.scalar_type());
-  write(out, legacy_op("cross:" + std::to_string(d), {read_as(self, t), read_as(other, t)}, type_of(out),
-                       [d, shape](Builder& b, const Vals& in) {
-                         return Vals{ops::cross(b, b.broadcast_to(in[0], shape), b.broadcast_to(in[1], shape), d)};
                        }));
 }
-using MCross = at::meta::structured_linalg_cross;
 
 
-// ---- max_unpool
 
-engine::Ref max_unpool_ref(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size,
-                           size_t spatial, const char* name) {
-  int64_t dims = static_cast<int64_t>(spatial);
-  TORCH_CHECK(indices.scalar_type() == at::kLong,
-              "elements in indices should be type int64 but got: ", indices.scalar_type());
-  TORCH_CHECK(output_size.size() == spatial, "There should be exactly ", spatial,
-              " elements (height, width) in output_size, but got ", output_size.size(), " elements.");
-  TORCH_CHECK(self.dim() == dims + 1 || self.dim() == dims + 2, "Input to ", name, " should be a ", dims + 1, "d or ",
-              dims + 2, "d Tensor, but got a tensor with ", self.dim(), " dimensions.");
-  TORCH_CHECK(self.sizes() == indices.sizes(), "Expected shape of indices to be same as that of the input tensor (",
-              self.sizes(), ") but got indices tensor with shape: ", indices.sizes());
-  for (int64_t i = 1; i < self.dim(); ++i)
-    TORCH_CHECK(self.size(i) > 0, name, "(): Expected input to have non-zero size for non-batch dimensions, but got ",
-                self.sizes(), " with dimension ", i, " being empty.");
-  int64_t plane = 1;
-  for (int64_t s : output_size) plane *= s;
-  // Device indices are checked later (at the next host read): capture by value.
-  std::string volume = c10::Join("x", output_size);
-  check_index_bounds(indices, 0, plane, [volume](int64_t v) {
-    TORCH_CHECK(false, "Found an invalid max index: ", v, " (output volumes are of size ", volume, ")");
-  });
-  bool batched = self.dim() == dims + 2;
-  shlo::Type t = type_of(self);
-  std::vector<int64_t> lead(self.sizes().begin(), self.sizes().end() - dims);
-  if (!batched) lead.insert(lead.begin(), 1);
-  std::vector<int64_t> in_shape = lead;
-  in_shape.insert(in_shape.end(), self.sizes().end() - dims, self.sizes().end());
-  shlo::Shape out_spatial(output_size.begin(), output_size.end());
-  t.shape.assign(lead.begin() + (batched ? 0 : 1), lead.end());
-  t.shape.insert(t.shape.end(), out_spatial.begin(), out_spatial.end());
-  shlo::Shape final_shape = t.shape;
-  return legacy_op("max_unpool" + ints(output_size), {read(self), read(indices)}, t, [=](Builder& b, const Vals& in) {
-    Value x = b.reshape(in[0], in_shape), idx = b.reshape(in[1], in_shape);
-    return Vals{b.reshape(ops::max_unpool(b, x, idx, out_spatial), final_shape)};
   });
 }
 
@@ -362,32 +234,13 @@ at::Tensor& irshift_Tensor(at::Tensor& a, const at::Tensor& b) {
 }
 at::Tensor& irshift_Scalar(at::Tensor& a, const at::Scalar& b) { return irshift_Tensor(a, scalar_operand(b)); }
 
-// ---- linalg_cross
-at::Tensor linalg_cross(const at::Tensor& a, const at::Tensor& b, int64_t dim) {
-  return functional<MCross>(cross_impl<Structured<MCross>>, a, b, dim);
 }
-at::Tensor& linalg_cross_out(const at::Tensor& a, const at::Tensor& b, int64_t dim, at::Tensor& out) {
-  return out_variant<MCross>(out, cross_impl<Structured<MCross>>, a, b, dim);
 }
 }
 
-// ---- max_unpool
-at::Tensor max_unpool2d(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size) {
-  return wrap(max_unpool_ref(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 2, "max_unpool2d"), self.device());
 }
-at::Tensor& max_unpool2d_out(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size,
-                             at::Tensor& out) {
-  return store_out(out, max_unpool_ref(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 2, "max_unpool2d"));
 }
-at::Tensor max_unpool3d(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size,
-                        at::IntArrayRef stride, at::IntArrayRef padding) {
-  TORCH_CHECK(stride.size() == 3 && padding.size() == 3, "max_unpool3d: stride and padding must have 3 elements");
-  return wrap(max_unpool_ref(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 3, "max_unpool3d"), self.device());
 }
-at::Tensor& max_unpool3d_out(const at::Tensor& self, const at::Tensor& indices, c10::SymIntArrayRef output_size,
-                             at::IntArrayRef stride, at::IntArrayRef padding, at::Tensor& out) {
-  TORCH_CHECK(stride.size() == 3 && padding.size() == 3, "max_unpool3d: stride and padding must have 3 elements");
-  return store_out(out, max_unpool_ref(self, indices, C10_AS_INTARRAYREF_SLOW(output_size), 3, "max_unpool3d"));
 }
 
 }  // namespace cov

@@ -375,47 +375,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("xlogy.Tensor", &ew::xlogy_Tensor);
   m.impl("xlogy_.Tensor", &ew::xlogy__Tensor);
 
-  // ---- norms (kernels_norm.cc)
-  m.impl("_fused_rms_norm", &_fused_rms_norm);
-  m.impl("_fused_rms_norm_backward", &_fused_rms_norm_backward);
-  m.impl("native_layer_norm", &native_layer_norm);
-  m.impl("native_layer_norm_backward", &native_layer_norm_backward);
-
-  // ---- matmul family, attention (kernels_linalg.cc)
-  m.impl("_fused_sdp_choice", &_fused_sdp_choice);
-  m.impl("_scaled_dot_product_fused_attention_overrideable", &_scaled_dot_product_fused_attention_overrideable);
-  m.impl("_scaled_dot_product_fused_attention_overrideable_backward",
-         &_scaled_dot_product_fused_attention_overrideable_backward);
-  m.impl("addbmm", &addbmm);
-  m.impl("addbmm.out", &addbmm_out);
-  m.impl("addbmm_", &addbmm_);
-  m.impl("addmm", &addmm);
-  m.impl("addmm.out", &addmm_out);
-  m.impl("addmm_", &addmm_);
-  m.impl("addmv", &addmv);
-  m.impl("addmv.out", &addmv_out);
-  m.impl("addmv_", &addmv_);
-  m.impl("baddbmm", &baddbmm);
-  m.impl("baddbmm.out", &baddbmm_out);
-  m.impl("baddbmm_", &baddbmm_);
-  m.impl("bmm", &bmm);
-  m.impl("bmm.out", &bmm_out);
-  m.impl("dot", &dot);
-  m.impl("dot.out", &dot_out);
-  m.impl("mm", &mm);
-  m.impl("mm.out", &mm_out);
-  m.impl("mv", &mv);
-  m.impl("mv.out", &mv_out);
-  m.impl("vdot", &vdot);
-  m.impl("vdot.out", &vdot_out);
 
 
-  // ---- convolution, complex views, grouped mm (kernels_conv.cc, kernels_grouped_mm.cc)
-  m.impl("_grouped_mm", &_grouped_mm);
-  m.impl("convolution_backward_overrideable", &convolution_backward_overrideable);
-  m.impl("convolution_overrideable", &convolution_overrideable);
-  m.impl("view_as_complex", &view_as_complex);
-  m.impl("view_as_real", &view_as_real);
 
   // ---- amp: GradScaler's native ops (kernels_amp.cc; autocast kernels are in autocast.cc)
   m.impl("_prelu_kernel", &_prelu_kernel);
@@ -430,35 +391,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("__lshift__.Tensor", &cov::lshift_Tensor);
   m.impl("__rshift__.Scalar", &cov::rshift_Scalar);
   m.impl("__rshift__.Tensor", &cov::rshift_Tensor);
-  m.impl("_adaptive_avg_pool2d", &cov::_adaptive_avg_pool2d);
-  m.impl("_adaptive_avg_pool2d.out", &cov::_adaptive_avg_pool2d_out);
-  m.impl("_adaptive_avg_pool2d_backward", &cov::_adaptive_avg_pool2d_backward);
-  m.impl("_adaptive_avg_pool3d", &cov::_adaptive_avg_pool3d);
-  m.impl("_adaptive_avg_pool3d.out", &cov::_adaptive_avg_pool3d_out);
-  m.impl("_adaptive_avg_pool3d_backward", &cov::_adaptive_avg_pool3d_backward);
   m.impl("_conj_physical", &cov::conj_physical);
-  m.impl("_fft_c2c", &cov::_fft_c2c);
-  m.impl("_fft_c2c.out", &cov::_fft_c2c_out);
-  m.impl("_fft_c2r", &cov::_fft_c2r);
-  m.impl("_fft_c2r.out", &cov::_fft_c2r_out);
-  m.impl("_fft_r2c", &cov::_fft_r2c);
-  m.impl("_fft_r2c.out", &cov::_fft_r2c_out);
-  m.impl("adaptive_max_pool2d", &cov::adaptive_max_pool2d);
-  m.impl("adaptive_max_pool2d.out", &cov::adaptive_max_pool2d_out);
-  m.impl("adaptive_max_pool2d_backward", &cov::adaptive_max_pool2d_backward);
-  m.impl("adaptive_max_pool2d_backward.grad_input", &cov::adaptive_max_pool2d_backward_out);
-  m.impl("adaptive_max_pool3d", &cov::adaptive_max_pool3d);
-  m.impl("adaptive_max_pool3d.out", &cov::adaptive_max_pool3d_out);
-  m.impl("adaptive_max_pool3d_backward", &cov::adaptive_max_pool3d_backward);
-  m.impl("adaptive_max_pool3d_backward.grad_input", &cov::adaptive_max_pool3d_backward_out);
-  m.impl("avg_pool2d", &cov::avg_pool2d);
-  m.impl("avg_pool2d.out", &cov::avg_pool2d_out);
-  m.impl("avg_pool2d_backward", &cov::avg_pool2d_backward);
-  m.impl("avg_pool2d_backward.grad_input", &cov::avg_pool2d_backward_out);
-  m.impl("avg_pool3d", &cov::avg_pool3d);
-  m.impl("avg_pool3d.out", &cov::avg_pool3d_out);
-  m.impl("avg_pool3d_backward", &cov::avg_pool3d_backward);
-  m.impl("avg_pool3d_backward.grad_input", &cov::avg_pool3d_backward_out);
   m.impl("bitwise_left_shift.Tensor", &cov::bitwise_left_shift);
   m.impl("bitwise_left_shift.Tensor_out", &cov::bitwise_left_shift_out);
   m.impl("bitwise_left_shift_.Tensor", &cov::bitwise_left_shift_);
@@ -477,20 +410,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("lcm", &cov::lcm);
   m.impl("lcm.out", &cov::lcm_out);
   m.impl("lcm_", &cov::lcm_);
-  m.impl("linalg_cross", &cov::linalg_cross);
-  m.impl("linalg_cross.out", &cov::linalg_cross_out);
-  m.impl("max_pool2d_with_indices", &cov::max_pool2d_with_indices);
-  m.impl("max_pool2d_with_indices.out", &cov::max_pool2d_with_indices_out);
-  m.impl("max_pool2d_with_indices_backward", &cov::max_pool2d_with_indices_backward);
-  m.impl("max_pool2d_with_indices_backward.grad_input", &cov::max_pool2d_with_indices_backward_out);
-  m.impl("max_pool3d_with_indices", &cov::max_pool3d_with_indices);
-  m.impl("max_pool3d_with_indices.out", &cov::max_pool3d_with_indices_out);
-  m.impl("max_pool3d_with_indices_backward", &cov::max_pool3d_with_indices_backward);
-  m.impl("max_pool3d_with_indices_backward.grad_input", &cov::max_pool3d_with_indices_backward_out);
-  m.impl("max_unpool2d", &cov::max_unpool2d);
-  m.impl("max_unpool2d.out", &cov::max_unpool2d_out);
-  m.impl("max_unpool3d", &cov::max_unpool3d);
-  m.impl("max_unpool3d.out", &cov::max_unpool3d_out);
   m.impl("nextafter", &cov::nextafter);
   m.impl("nextafter.out", &cov::nextafter_out);
   m.impl("nextafter_", &cov::nextafter_);

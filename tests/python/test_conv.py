@@ -6,7 +6,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from conftest import TPU, assert_close
+from conftest import TPU, assert_close, check
 
 def _run(fn, x, w, b, dtype=torch.float32, grad=True, tol=None):
     """fn(x, w, b) on CPU (float32 reference, rounded to dtype) and on the tpu."""
@@ -155,119 +155,14 @@ def test_errors():
         F.conv1d(x, torch.randn(2, 4, 30, device=TPU))
 
 
-# ---- complex views (view_as_real / view_as_complex over shared storage)
-
-def test_view_as_real_reads_and_prints():
-    z = torch.randn(3, 4, dtype=torch.complex64)
-    zt = z.to(TPU)
-    assert_close(zt, z)
-    r = torch.view_as_real(zt)
-    assert r.shape == (3, 4, 2) and r.dtype == torch.float32
-    assert r.untyped_storage().data_ptr() == zt.untyped_storage().data_ptr()
-    assert_close(r, torch.view_as_real(z))
-    assert_close(torch.view_as_real(zt[:, 1::2]), torch.view_as_real(z[:, 1::2]))
-    assert "j" in repr(zt)
+def _ints(shape, dtype):
+    return torch.randint(-5, 6, shape, dtype=dtype)
 
 
-def test_view_as_real_writes_are_visible():
-    z = torch.randn(5, dtype=torch.complex64)
-    zt = z.to(TPU)
-    r, rt = torch.view_as_real(z), torch.view_as_real(zt)
-    r[:, 1] = 7.0
-    rt[:, 1] = 7.0
-    assert_close(zt, z)
-    zt.mul_(2)
-    z.mul_(2)
-    assert_close(rt, r)
-
-
-def test_view_as_complex_writes_are_visible():
-    x = torch.randn(4, 3, 2)
-    xt = x.to(TPU)
-    c, ct = torch.view_as_complex(x), torch.view_as_complex(xt)
-    assert ct.dtype == torch.complex64 and ct.shape == (4, 3)
-    assert_close(ct, c)
-    src = torch.randn(3, dtype=torch.complex64)
-    c[1] = src
-    ct[1] = src.to(TPU)
-    assert_close(xt, x)
-    xt[0, 0, 1] = -3.0
-    x[0, 0, 1] = -3.0
-    assert_close(ct, c)
-
-
-@pytest.mark.allow_fallback("polar")  # polar.out has no native lowering yet
-def test_complex_arithmetic():
-    a, b = torch.randn(6, dtype=torch.complex64), torch.randn(6, dtype=torch.complex64)
-    assert_close((a.to(TPU) + b.to(TPU)), a + b)
-    mag, ang = torch.rand(5) + 0.1, torch.randn(5)
-    assert_close(torch.polar(mag.to(TPU), ang.to(TPU)), torch.polar(mag, ang), atol=1e-5, rtol=1e-5)
-
-
-# ---- _grouped_mm
-
-
-def _offs(total, groups):
-    cuts = sorted(random.randint(0, total) for _ in range(groups - 1)) + [total]
-    return torch.tensor(cuts, dtype=torch.int32)
-
-
-def _grouped_ref(a, b, offs):
-    """An explicit loop in float32."""
-    a, b = a.float(), b.float()
-    if a.dim() == 3 and b.dim() == 3:
-        return a @ b
-    starts = [0] + offs[:-1].tolist()
-    ends = offs.tolist()
-    if a.dim() == 2 and b.dim() == 3:
-        out = torch.zeros(a.shape[0], b.shape[2])
-        for g, (s, e) in enumerate(zip(starts, ends)):
-            out[s:e] = a[s:e] @ b[g]
-    elif a.dim() == 3:
-        out = torch.zeros(a.shape[1], b.shape[1])
-        for g, (s, e) in enumerate(zip(starts, ends)):
-            out[:, s:e] = a[g] @ b[:, s:e]
-    else:
-        out = torch.stack([a[:, s:e] @ b[s:e] for s, e in zip(starts, ends)])
-    return out
-
-
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
-@pytest.mark.parametrize("case", ["2x3", "3x2", "2x2", "3x3"])
-def test_grouped_mm(case, dtype):
-    g, m, k, n = random.randint(1, 4), 8, 16, 8
-    if case == "2x3":
-        a, b, offs = torch.randn(m * 2, k), torch.randn(g, k, n), _offs(m * 2 - random.randint(0, 2), g)
-    elif case == "3x2":
-        a, b, offs = torch.randn(g, m, k), torch.randn(k, n * 2), _offs(n * 2, g)
-    elif case == "2x2":
-        a, b, offs = torch.randn(m, k * 2), torch.randn(k * 2, n), _offs(k * 2, g)
-    else:
-        a, b, offs = torch.randn(g, m, k), torch.randn(g, k, n), None
-    a, b = a.to(dtype), b.to(dtype)
-    expected = _grouped_ref(a, b, offs)
-    at = a.to(TPU).requires_grad_()
-    bt = b.to(TPU).requires_grad_()
-    out = torch._grouped_mm(at, bt, offs.to(TPU) if offs is not None else None)
-    assert out.dtype == dtype
-    tol = 1e-4 if dtype == torch.float32 else 3e-2
-    assert_close(out.float(), expected.to(dtype).float(), atol=tol * 4, rtol=tol)
-    # Gradients against the explicit loop's.
-    ac, bc = a.float().requires_grad_(), b.float().requires_grad_()
-    gy = torch.randn(expected.shape)
-    _grouped_ref(ac, bc, offs).backward(gy)
-    out.backward(gy.to(dtype).to(TPU))
-    assert_close(at.grad.float(), ac.grad.to(dtype).float(), atol=tol * 8, rtol=tol)
-    assert_close(bt.grad.float(), bc.grad.to(dtype).float(), atol=tol * 8, rtol=tol)
-
-
-def test_grouped_mm_out_dtype_and_errors():
-    a, b = torch.randn(8, 16, dtype=torch.bfloat16), torch.randn(2, 16, 8, dtype=torch.bfloat16)
-    offs = torch.tensor([3, 8], dtype=torch.int32)
-    out = torch._grouped_mm(a.to(TPU), b.to(TPU), offs.to(TPU), out_dtype=torch.float32)
-    assert out.dtype == torch.float32
-    assert_close(out, _grouped_ref(a, b, offs), atol=1e-3, rtol=1e-3)
-    with pytest.raises(RuntimeError, match="offs"):
-        torch._grouped_mm(a.to(TPU), b.to(TPU))
-    with pytest.raises(RuntimeError, match="contraction"):
-        torch._grouped_mm(a.to(TPU), b[:, :8].to(TPU), offs.to(TPU))
+@pytest.mark.parametrize("dtype", [torch.int64])  # the CPU's slow path covers int64 only
+def test_integer_convolution(dtype):
+    x, w, bias = _ints([2, 3, 7], dtype), _ints([4, 3, 3], dtype), _ints([4], dtype)
+    check(lambda a, b, c: F.conv1d(a, b, c, stride=2, padding=1), x, w, bias)
+    check(lambda a, b: F.conv_transpose1d(a, b, stride=2), x, _ints([3, 4, 3], dtype))
+    check(F.conv2d, _ints([2, 3, 5, 6], dtype), _ints([4, 3, 3, 2], dtype))
+    check(lambda a, b: F.conv2d(a, b, groups=3), _ints([1, 3, 4, 4], dtype), _ints([3, 1, 2, 2], dtype))

@@ -1,4 +1,4 @@
-"""Nearest-neighbour upsampling (csrc/aten/kernels_upsample.cc): values bit
+"""Nearest-neighbour upsampling (csrc/ops/upsample): values bit
 for bit like the CPU, gradients within float tolerance, every dtype the CPU
 kernel takes, and the CPU's error for the others."""
 import random

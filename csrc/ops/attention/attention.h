@@ -6,6 +6,7 @@
 
 #include <array>
 #include <optional>
+#include <tuple>
 #include <vector>
 
 #include "shlo/builder.h"
@@ -17,6 +18,7 @@ using shlo::Value;
 
 struct AttentionSpec {
   bool causal = false;  // keep key j for query i iff j <= i (top-left aligned)
+  auto fields() const { return std::tie(causal); }
 };
 
 // Returns {out [..., Hq, L, Ev] in q's dtype, logsumexp [..., Hq, L] in f32}.

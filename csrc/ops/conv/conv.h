@@ -3,6 +3,7 @@
 // f16/bf16 products accumulate in f32 and round once, like the matmuls.
 #pragma once
 
+#include <tuple>
 #include <vector>
 
 #include "shlo/builder.h"
@@ -16,6 +17,7 @@ struct ConvParams {
   std::vector<int64_t> stride, padding, dilation, output_padding;
   bool transposed = false;
   int64_t groups = 1;
+  auto fields() const { return std::tie(stride, padding, dilation, output_padding, transposed, groups); }
 };
 
 // Output shape of conv(input, weight) (weight [O, C/g, k...], or

@@ -1,3 +1,4 @@
+// Matrix product and cross product lowerings (see linalg.h).
 #include "ops/linalg/linalg.h"
 
 #include <algorithm>
@@ -84,6 +85,19 @@ Value addbmm(Builder& b, Value self, Value b1, Value b2, Value beta, Value alpha
 
 Value addmv(Builder& b, Value self, Value mat, Value vec, Value beta, Value alpha) {
   return add_scaled(b, self, contract(b, mat, vec, {}, {}, {1}, {0}), beta, alpha, mat.dtype());
+}
+
+Value cross(Builder& b, Value x, Value y, int64_t dim) {
+  auto part = [&](Value v, int64_t i) {
+    shlo::Shape lo(v.rank(), 0), hi = v.shape();
+    lo[dim] = i;
+    hi[dim] = i + 1;
+    return b.slice(v, lo, hi, shlo::Shape(v.rank(), 1));
+  };
+  Value x0 = part(x, 0), x1 = part(x, 1), x2 = part(x, 2), y0 = part(y, 0), y1 = part(y, 1), y2 = part(y, 2);
+  return b.concatenate(
+      {b.sub(b.mul(x1, y2), b.mul(x2, y1)), b.sub(b.mul(x2, y0), b.mul(x0, y2)), b.sub(b.mul(x0, y1), b.mul(x1, y0))},
+      dim);
 }
 
 }  // namespace ops

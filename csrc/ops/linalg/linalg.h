@@ -1,6 +1,7 @@
 // Matrix products (mm, bmm, mv, dot and their add* forms) with PyTorch's
 // CPU numerics: f32 products at full precision, f16/bf16 products
-// accumulated in f32 and rounded once, beta == 0 ignoring `self`.
+// accumulated in f32 and rounded once, beta == 0 ignoring `self`; and the
+// cross product of 3-vectors.
 #pragma once
 
 #include <vector>
@@ -41,5 +42,8 @@ Value baddbmm(Builder& b, Value self, Value b1, Value b2, Value beta, Value alph
 // beta * self + alpha * sum_i b1[i] @ b2[i]
 Value addbmm(Builder& b, Value self, Value b1, Value b2, Value beta, Value alpha);
 Value addmv(Builder& b, Value self, Value mat, Value vec, Value beta, Value alpha);
+
+// Cross product of 3-vectors along dim (operands of one shape).
+Value cross(Builder& b, Value x, Value y, int64_t dim);
 
 }  // namespace ops

@@ -1,10 +1,11 @@
-// Pooling lowerings of the coverage branch (see coverage.h): every window is
-// gathered once per spatial dim (static index tables), masked, and reduced,
-// which covers strides, padding, dilation, ceil_mode and adaptive windows.
+// Pooling lowerings (see pooling.h): every window is gathered once per
+// spatial dim (static index tables), masked, and reduced, which covers
+// strides, padding, dilation, ceil_mode and adaptive windows; and max_unpool.
+#include "ops/pooling/pooling.h"
+
 #include <algorithm>
 #include <limits>
 
-#include "ops/coverage.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/indexing/indexing.h"
 #include "ops/reduction/reduction.h"
@@ -198,6 +199,23 @@ Value plane_scatter_add(Builder& b, Value grad, Value idx, const Shape& in_spati
   Value base = b.constant(acc, 0, {rows * q});
   Value r = b.scatter(base, global, b.reshape(b.convert(grad, acc), {rows * p}), {}, {0}, {0}, 1, "add");
   return b.convert(b.reshape(r, out), t);
+}
+
+Value max_unpool(Builder& b, Value x, Value idx, const Shape& out_spatial) {
+  int64_t rows = x.shape()[0] * x.shape()[1];
+  int64_t p = shlo::numel(x.shape()) / std::max<int64_t>(rows, 1), q = shlo::numel(out_spatial);
+  Shape out{x.shape()[0], x.shape()[1]};
+  out.insert(out.end(), out_spatial.begin(), out_spatial.end());
+  if (rows * q == 0) return b.constant(x.dtype(), 0, out);
+  Value base = b.constant(x.dtype(), 0, {rows * q});
+  if (rows * p == 0) return b.reshape(base, out);
+  // Each plane's flat index, offset by its plane: one 1-D scatter.
+  Value local = b.convert(b.reshape(idx, {rows, p}), DType::S64);
+  Value plane =
+      b.mul(b.iota(Type{DType::S64, {rows, p}}, 0), b.constant(DType::S64, static_cast<double>(q), {rows, p}));
+  Value global = b.reshape(b.add(local, plane), {rows * p, 1});
+  Value r = b.scatter(base, global, b.reshape(x, {rows * p}), {}, {0}, {0}, 1, "");
+  return b.reshape(r, out);
 }
 
 }  // namespace ops

@@ -1,10 +1,10 @@
-// Layer norm and RMS norm: ATen entry points over ops/norm.
+// Layer norm and RMS norm, forward and backward: ATen entry points and their
+// registration. The lowering is norm.h.
 #include <ATen/native/layer_norm.h>
 
 #include <limits>
 
-#include "aten/kernels.h"
-#include "aten/structured.h"
+#include "aten/library.h"
 #include "ops/norm/norm.h"
 #include "ops/reduction/reduction.h"
 
@@ -18,7 +18,7 @@ using Vals = std::vector<Value>;
 
 bool present(const std::optional<at::Tensor>& t) { return t.has_value() && t->defined(); }
 
-// x's shape with the trailing `n` dims as 1.
+// x's shape with the dims from `axis` on as 1.
 std::vector<int64_t> stat_shape(const at::Tensor& x, int64_t axis) {
   std::vector<int64_t> s(x.sizes().begin(), x.sizes().end());
   for (int64_t i = axis; i < x.dim(); ++i) s[i] = 1;
@@ -52,7 +52,13 @@ void rms_check(const at::Tensor& input, at::IntArrayRef normalized_shape, const 
               ", expected input with shape [*", normalized_shape, "], but got input of size", input.sizes());
 }
 
-}  // namespace
+// The requested gradients, in order, of a backward lowering's results.
+Vals present_values(const std::vector<std::optional<Value>>& r) {
+  Vals res;
+  for (auto& x : r)
+    if (x) res.push_back(*x);
+  return res;
+}
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tensor& input,
                                                                  c10::SymIntArrayRef normalized_shape,
@@ -71,17 +77,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   std::vector<engine::Ref> in{read(input), scalar_of(at::Scalar(eps), ops::acc_type(to_shlo(input.scalar_type())))};
   if (hw) in.push_back(read(*weight));
   if (hb) in.push_back(read(*bias));
-  shlo::DType sdt = to_shlo(sd);
-  legacy_write_all({out, mean, rstd},
-                   std::string("layer_norm") + std::to_string(axis) + (hw ? "w" : "") + (hb ? "b" : "") + ">" +
-                       shlo::dtype_name(sdt),
-                   in, [=](Builder& b, const Vals& v) {
-                     std::optional<Value> w, bs;
-                     if (hw) w = v[2];
-                     if (hb) bs = v[hw ? 3 : 2];
-                     ops::LayerNormOut r = ops::layer_norm(b, v[0], axis, w, bs, v[1], sdt);
-                     return Vals{r.out, r.mean, r.rstd};
-                   });
+  write_all(
+      {out, mean, rstd}, "layer_norm", std::move(in),
+      [](Builder& b, const Vals& v, int64_t axis, bool hw, bool hb, shlo::DType sdt) {
+        std::optional<Value> w, bs;
+        if (hw) w = v[2];
+        if (hb) bs = v[hw ? 3 : 2];
+        ops::LayerNormOut r = ops::layer_norm(b, v[0], axis, w, bs, v[1], sdt);
+        return Vals{r.out, r.mean, r.rstd};
+      },
+      axis, hw, hb, to_shlo(sd));
   return {out, mean, rstd};
 }
 
@@ -94,7 +99,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
                                        present(bias) ? *bias : at::Tensor());
   int64_t axis = input.dim() - static_cast<int64_t>(ns.size());
   bool hw = present(weight), hb = present(bias);
-  std::vector<bool> mask{output_mask[0], output_mask[1] && hw, output_mask[2] && hb};
+  std::array<bool, 3> mask{output_mask[0], output_mask[1] && hw, output_mask[2] && hb};
   at::Tensor gi, gw, gb;
   std::vector<at::Tensor> outs;
   if (mask[0]) outs.push_back(gi = empty(input.sizes(), input.scalar_type(), input.device()));
@@ -104,18 +109,16 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
   std::vector<engine::Ref> in{read(grad_out), read(input), read(mean), read(rstd)};
   if (hw) in.push_back(read(*weight));
   if (hb) in.push_back(read(*bias));
-  std::string key = "layer_norm_bwd" + std::to_string(axis) + (hw ? "w" : "") + (hb ? "b" : "") + "/" +
-                    std::to_string(mask[0]) + std::to_string(mask[1]) + std::to_string(mask[2]);
-  legacy_write_all(outs, key, in, [=](Builder& b, const Vals& v) {
-    std::optional<Value> w, bs;
-    if (hw) w = v[4];
-    if (hb) bs = v[hw ? 5 : 4];
-    auto r = ops::layer_norm_backward(b, v[0], v[1], v[2], v[3], w, bs, axis, mask);
-    Vals res;
-    for (auto& x : r)
-      if (x) res.push_back(*x);
-    return res;
-  });
+  write_all(
+      outs, "layer_norm_backward", std::move(in),
+      [](Builder& b, const Vals& v, int64_t axis, bool hw, bool hb, const std::array<bool, 3>& mask) {
+        std::optional<Value> w, bs;
+        if (hw) w = v[4];
+        if (hb) bs = v[hw ? 5 : 4];
+        return present_values(
+            ops::layer_norm_backward(b, v[0], v[1], v[2], v[3], w, bs, axis, {mask[0], mask[1], mask[2]}));
+      },
+      axis, hw, hb, mask);
   return {gi, gw, gb};
 }
 
@@ -133,13 +136,15 @@ std::tuple<at::Tensor, at::Tensor> _fused_rms_norm(const at::Tensor& input, at::
   bool hw = present(weight);
   std::vector<engine::Ref> in{read(input), scalar_of(at::Scalar(e), acc)};
   if (hw) in.push_back(read(*weight));
-  legacy_write_all({out, rstd}, "rms_norm" + std::to_string(axis) + (hw ? "w" : ""), in,
-                   [=](Builder& b, const Vals& v) {
-                     std::optional<Value> w;
-                     if (hw) w = v[2];
-                     ops::RmsNormOut r = ops::rms_norm(b, v[0], axis, w, v[1]);
-                     return Vals{r.out, r.rstd};
-                   });
+  write_all(
+      {out, rstd}, "rms_norm", std::move(in),
+      [](Builder& b, const Vals& v, int64_t axis, bool hw) {
+        std::optional<Value> w;
+        if (hw) w = v[2];
+        ops::RmsNormOut r = ops::rms_norm(b, v[0], axis, w, v[1]);
+        return Vals{r.out, r.rstd};
+      },
+      axis, hw);
   return {out, rstd};
 }
 
@@ -150,7 +155,7 @@ std::tuple<at::Tensor, at::Tensor> _fused_rms_norm_backward(const at::Tensor& gr
   rms_check(input, normalized_shape, weight);
   int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
   bool hw = present(weight);
-  std::vector<bool> mask{output_mask[0], output_mask[1] && hw};
+  std::array<bool, 2> mask{output_mask[0], output_mask[1] && hw};
   at::Tensor gi, gw;
   std::vector<at::Tensor> outs;
   if (mask[0]) outs.push_back(gi = empty(input.sizes(), input.scalar_type(), input.device()));
@@ -158,18 +163,25 @@ std::tuple<at::Tensor, at::Tensor> _fused_rms_norm_backward(const at::Tensor& gr
   if (outs.empty()) return {gi, gw};
   std::vector<engine::Ref> in{read(grad_out), read(input), read(rstd)};
   if (hw) in.push_back(read(*weight));
-  std::string key =
-      "rms_norm_bwd" + std::to_string(axis) + (hw ? "w" : "") + "/" + std::to_string(mask[0]) + std::to_string(mask[1]);
-  legacy_write_all(outs, key, in, [=](Builder& b, const Vals& v) {
-    std::optional<Value> w;
-    if (hw) w = v[3];
-    auto r = ops::rms_norm_backward(b, v[0], v[1], v[2], w, axis, mask);
-    Vals res;
-    for (auto& x : r)
-      if (x) res.push_back(*x);
-    return res;
-  });
+  write_all(
+      outs, "rms_norm_backward", std::move(in),
+      [](Builder& b, const Vals& v, int64_t axis, bool hw, const std::array<bool, 2>& mask) {
+        std::optional<Value> w;
+        if (hw) w = v[3];
+        return present_values(ops::rms_norm_backward(b, v[0], v[1], v[2], w, axis, {mask[0], mask[1]}));
+      },
+      axis, hw, mask);
   return {gi, gw};
+}
+
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  Kernels m(lib);
+  m.impl("_fused_rms_norm", &_fused_rms_norm);
+  m.impl("_fused_rms_norm_backward", &_fused_rms_norm_backward);
+  m.impl("native_layer_norm", &native_layer_norm);
+  m.impl("native_layer_norm_backward", &native_layer_norm_backward);
 }
 
 }  // namespace tpu

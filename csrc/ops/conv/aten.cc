@@ -1,13 +1,9 @@
 // Convolution: the overrideable convolution entry points that F.conv1d/2d/3d
-// and conv_transpose reach on a PrivateUse1 device, forward and backward;
-// also the complex <-> real views (PyTorch's generic view kernels).
-#include <ATen/ops/view_as_complex_native.h>
-#include <ATen/ops/view_as_real_native.h>
-
+// and conv_transpose reach on a PrivateUse1 device, forward and backward, and
+// their registration. The lowering is conv.h.
 #include <string>
 
-#include "aten/kernels.h"
-#include "aten/tensor.h"
+#include "aten/library.h"
 #include "ops/conv/conv.h"
 
 namespace tpu {
@@ -66,18 +62,6 @@ ops::ConvParams params(const at::Tensor& input, const at::Tensor& weight, at::In
   return p;
 }
 
-std::string key_of(const char* name, const ops::ConvParams& p) {
-  auto list = [](const std::vector<int64_t>& v) {
-    std::string s;
-    for (int64_t x : v) s += std::to_string(x) + ",";
-    return s;
-  };
-  return std::string(name) + "|s" + list(p.stride) + "p" + list(p.padding) + "d" + list(p.dilation) + "o" +
-         list(p.output_padding) + "t" + std::to_string(p.transposed) + "g" + std::to_string(p.groups);
-}
-
-}  // namespace
-
 at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& weight,
                                     const std::optional<at::Tensor>& bias, at::IntArrayRef stride,
                                     at::IntArrayRef padding, at::IntArrayRef dilation, bool transposed,
@@ -94,10 +78,12 @@ at::Tensor convolution_overrideable(const at::Tensor& input, const at::Tensor& w
                 bias->sizes());
     in.push_back(read_as(*bias, to_shlo(input.scalar_type())));
   }
-  engine::Ref r = legacy_op(key_of(has_bias ? "conv_b" : "conv", p), std::move(in),
-                            shlo::Type{to_shlo(input.scalar_type()), out}, [p, has_bias](Builder& b, const Vals& v) {
-                              return Vals{ops::conv_forward(b, v[0], v[1], has_bias ? &v[2] : nullptr, p)};
-                            });
+  engine::Ref r = op1(
+      "conv", std::move(in), shlo::Type{to_shlo(input.scalar_type()), out},
+      [](Builder& b, const Vals& v, const ops::ConvParams& p, bool has_bias) {
+        return Vals{ops::conv_forward(b, v[0], v[1], has_bias ? &v[2] : nullptr, p)};
+      },
+      p, has_bias);
   return wrap(r, input.device());
 }
 
@@ -112,31 +98,37 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> convolution_backward_overrideable
   at::Tensor gi, gw, gb;
   if (output_mask[0]) {
     // The input's size is not implied by grad_output's (strides floor it).
-    gi = wrap(
-        legacy_op(key_of("conv_gi", p) + "i" + shape_str(input.sizes()), {gy, read(weight)}, shlo::Type{dt, in_shape},
-                  [p, in_shape](Builder& b, const Vals& v) {
+    gi = wrap(op1(
+                  "conv_grad_input", {gy, read(weight)}, shlo::Type{dt, in_shape},
+                  [](Builder& b, const Vals& v, const ops::ConvParams& p, const shlo::Shape& in_shape) {
                     return Vals{ops::conv_grad_input(b, v[0], v[1], in_shape, p)};
-                  }),
-        input.device());
+                  },
+                  p, in_shape),
+              input.device());
   }
   if (output_mask[1]) {
-    gw = wrap(
-        legacy_op(
-            key_of("conv_gw", p) + "w" + shape_str(weight.sizes()), {gy, read(input)}, shlo::Type{dt, w_shape},
-            [p, w_shape](Builder& b, const Vals& v) { return Vals{ops::conv_grad_weight(b, v[0], v[1], w_shape, p)}; }),
-        input.device());
+    gw = wrap(op1(
+                  "conv_grad_weight", {gy, read(input)}, shlo::Type{dt, w_shape},
+                  [](Builder& b, const Vals& v, const ops::ConvParams& p, const shlo::Shape& w_shape) {
+                    return Vals{ops::conv_grad_weight(b, v[0], v[1], w_shape, p)};
+                  },
+                  p, w_shape),
+              input.device());
   }
   if (output_mask[2]) {
-    gb = wrap(legacy_op("conv_gb", {gy}, shlo::Type{dt, {grad_output.size(1)}},
-                        [](Builder& b, const Vals& v) { return Vals{ops::conv_grad_bias(b, v[0])}; }),
+    gb = wrap(op1("conv_grad_bias", {gy}, shlo::Type{dt, {grad_output.size(1)}},
+                  [](Builder& b, const Vals& v) { return Vals{ops::conv_grad_bias(b, v[0])}; }),
               input.device());
   }
   return {gi, gw, gb};
 }
 
-// Complex views are plain strided views with a different dtype; reading
-// them reinterprets the storage (ops::reinterpret_flat splits the pairs).
-at::Tensor view_as_real(const at::Tensor& self) { return at::native::view_as_real(self); }
-at::Tensor view_as_complex(const at::Tensor& self) { return at::native::view_as_complex(self); }
+}  // namespace
+
+TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
+  Kernels m(lib);
+  m.impl("convolution_backward_overrideable", &convolution_backward_overrideable);
+  m.impl("convolution_overrideable", &convolution_overrideable);
+}
 
 }  // namespace tpu

@@ -3,8 +3,7 @@
 // Shapes and argument checks come from PyTorch's meta functions; the
 // source index of every output position is computed here with PyTorch's
 // own index functions, so rounding at odd scales is the CPU's bit for bit.
-// The program key carries everything the indices depend on (sizes, scales,
-// mode). Lowering: ops/upsample.cc. The family registers itself below.
+// ATen entry points and their registration; the lowering is upsample.h.
 #include <ATen/native/UpSample.h>
 #include <ATen/ops/_upsample_nearest_exact1d_backward_meta.h>
 #include <ATen/ops/_upsample_nearest_exact1d_meta.h>
@@ -18,13 +17,8 @@
 #include <ATen/ops/upsample_nearest2d_meta.h>
 #include <ATen/ops/upsample_nearest3d_backward_meta.h>
 #include <ATen/ops/upsample_nearest3d_meta.h>
-#include <torch/library.h>
-
-#include <cstdio>
 
 #include "aten/library.h"
-#include "aten/structured.h"
-#include "aten/tensor.h"
 #include "ops/upsample/upsample.h"
 
 namespace tpu {
@@ -43,11 +37,11 @@ void check_dtype(const char* name, at::ScalarType t) {
                                    std::string("\"") + name + "\" not implemented for '" + c10::toString(t) + "'");
 }
 
-// Source indices per spatial dim, and the key part that determines them.
-std::vector<std::vector<int64_t>> source_indices(at::IntArrayRef in, at::IntArrayRef out, const Scales& scales,
-                                                 bool exact, bool grad, std::string& key) {
+// Source indices per spatial dim: in[j] -> out[j] positions. The forward
+// and the backward kernels of the CPU round differently (see below).
+std::vector<std::vector<int64_t>> source_indices(const std::vector<int64_t>& in, const std::vector<int64_t>& out,
+                                                 const Scales& scales, bool exact, bool grad) {
   std::vector<std::vector<int64_t>> src(out.size());
-  key += exact ? "exact[" : "[";
   for (size_t j = 0; j < out.size(); ++j) {
     src[j].resize(out[j]);
     // As on the CPU: the forward kernels apply the scale as is, also where
@@ -59,38 +53,41 @@ std::vector<std::vector<int64_t>> source_indices(at::IntArrayRef in, at::IntArra
                                    : at::native::nearest_idx(o, in[j], out[j], scales[j]))
                   : exact ? at::native::nearest_neighbor_exact_compute_source_index(scale, o, in[j])
                           : at::native::nearest_neighbor_compute_source_index(scale, o, in[j]);
-    char s[40] = "-";
-    if (scales[j]) std::snprintf(s, sizeof s, "%a", *scales[j]);
-    key += std::to_string(in[j]) + ">" + std::to_string(out[j]) + "@" + s + ",";
   }
   return src;
 }
 
+// The trailing n sizes.
+std::vector<int64_t> spatial(at::IntArrayRef sizes, size_t n) {
+  return std::vector<int64_t>(sizes.end() - n, sizes.end());
+}
+
+// The nodes carry the sizes, scales and mode as attributes; the lowering
+// computes the source indices from them (PyTorch's index functions run at
+// lowering time), so keys stay short for large outputs.
 void forward(const char* name, const at::Tensor& out, const at::Tensor& self, const Scales& scales, bool exact) {
   check_dtype(name, self.scalar_type());
   const size_t n = scales.size();
-  at::IntArrayRef in = self.sizes().slice(self.dim() - n), os = out.sizes().slice(out.dim() - n);
-  std::string key = "upsample_nearest";
-  auto src = source_indices(in, os, scales, exact, false, key);
-  write(out, legacy_op(std::move(key), {read(self)}, type_of(out),
-                       [src](Builder& b, const Vals& v) { return Vals{ops::resample_nearest(b, v[0], src)}; }));
+  write_all(
+      {out}, "upsample_nearest", {read(self)},
+      [](Builder& b, const Vals& v, const std::vector<int64_t>& in, const std::vector<int64_t>& os,
+         const Scales& scales,
+         bool exact) { return Vals{ops::resample_nearest(b, v[0], source_indices(in, os, scales, exact, false))}; },
+      spatial(self.sizes(), n), spatial(out.sizes(), n), scales, exact);
 }
 
 void backward(const char* name, const at::Tensor& grad_input, const at::Tensor& grad, at::IntArrayRef input_size,
               const Scales& scales, bool exact) {
   check_dtype(name, grad.scalar_type());
   const size_t n = scales.size();
-  at::IntArrayRef in = input_size.slice(input_size.size() - n), os = grad.sizes().slice(grad.dim() - n);
-  std::string key = "upsample_nearest_backward";
-  auto src = source_indices(in, os, scales, exact, true, key);
-  shlo::Shape in_shape(input_size.begin(), input_size.end());
-  write(grad_input,
-        legacy_op(std::move(key), {read(grad)}, type_of(grad_input), [src, in_shape](Builder& b, const Vals& v) {
-          return Vals{ops::resample_nearest_backward(b, v[0], src, in_shape)};
-        }));
+  write_all(
+      {grad_input}, "upsample_nearest_backward", {read(grad)},
+      [](Builder& b, const Vals& v, const std::vector<int64_t>& in, const std::vector<int64_t>& os,
+         const Scales& scales, bool exact, const shlo::Shape& in_shape) {
+        return Vals{ops::resample_nearest_backward(b, v[0], source_indices(in, os, scales, exact, true), in_shape)};
+      },
+      spatial(input_size, n), spatial(grad.sizes(), n), scales, exact, shape_of(input_size));
 }
-
-at::IntArrayRef ints(c10::SymIntArrayRef s) { return C10_AS_INTARRAYREF_SLOW(s); }
 
 // The bodies in the form the structured helpers call: (meta, out, args...).
 template <bool Exact>
@@ -108,42 +105,24 @@ struct Bwd {
   }
 };
 
-// Entry points for every variant; S... is one optional scale per spatial dim.
-template <class Meta, bool Exact, class... S>
-at::Tensor up(const at::Tensor& self, c10::SymIntArrayRef os, S... s) {
-  return functional<Meta>(Fwd<Exact>{}, self, ints(os), s...);
-}
-template <class Meta, bool Exact, class... S>
-at::Tensor& up_out(const at::Tensor& self, c10::SymIntArrayRef os, S... s, at::Tensor& out) {
-  return out_variant<Meta>(out, Fwd<Exact>{}, self, ints(os), s...);
-}
-template <class Meta, bool Exact, class... S>
-at::Tensor up_back(const at::Tensor& g, c10::SymIntArrayRef os, c10::SymIntArrayRef in, S... s) {
-  return functional<Meta>(Bwd<Exact>{}, g, ints(os), ints(in), s...);
-}
-template <class Meta, bool Exact, class... S>
-at::Tensor& up_back_out(const at::Tensor& g, c10::SymIntArrayRef os, c10::SymIntArrayRef in, S... s, at::Tensor& gi) {
-  return out_variant<Meta>(gi, Bwd<Exact>{}, g, ints(os), ints(in), s...);
-}
-
-using S = std::optional<double>;
-
 }  // namespace
 
-#define TPU_NEAREST(name, exact, ...)                                                              \
-  m.impl(#name, &up<at::meta::structured_##name, exact, __VA_ARGS__>);                             \
-  m.impl(#name ".out", &up_out<at::meta::structured_##name, exact, __VA_ARGS__>);                  \
-  m.impl(#name "_backward", &up_back<at::meta::structured_##name##_backward, exact, __VA_ARGS__>); \
-  m.impl(#name "_backward.grad_input", &up_back_out<at::meta::structured_##name##_backward, exact, __VA_ARGS__>)
+// Each mode and rank registers its forward and backward (functional and out=).
+#define TPU_NEAREST(name, exact)                                                                                 \
+  m.structured<at::meta::structured_##name>(#name, nullptr, #name ".out", Fwd<exact>{});                         \
+  m.structured<at::meta::structured_##name##_backward>(#name "_backward", nullptr, #name "_backward.grad_input", \
+                                                       Bwd<exact>{})
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   Kernels m(lib);
-  TPU_NEAREST(_upsample_nearest_exact1d, true, S);
-  TPU_NEAREST(_upsample_nearest_exact2d, true, S, S);
-  TPU_NEAREST(_upsample_nearest_exact3d, true, S, S, S);
-  TPU_NEAREST(upsample_nearest1d, false, S);
-  TPU_NEAREST(upsample_nearest2d, false, S, S);
-  TPU_NEAREST(upsample_nearest3d, false, S, S, S);
+  TPU_NEAREST(_upsample_nearest_exact1d, true);
+  TPU_NEAREST(_upsample_nearest_exact2d, true);
+  TPU_NEAREST(_upsample_nearest_exact3d, true);
+  TPU_NEAREST(upsample_nearest1d, false);
+  TPU_NEAREST(upsample_nearest2d, false);
+  TPU_NEAREST(upsample_nearest3d, false);
 }
+
+#undef TPU_NEAREST
 
 }  // namespace tpu
