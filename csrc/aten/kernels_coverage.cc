@@ -162,21 +162,9 @@ engine::Ref glu_backward_ref(const at::Tensor& grad, const at::Tensor& self, int
                    [dim](Builder& b, const Vals& in) { return Vals{ops::glu_backward(b, in[0], in[1], dim)}; });
 }
 
-
-template <class M>
-                       }));
-}
-
-
-
-  });
-}
-
 }  // namespace
 
 namespace cov {
-
-}
 
 // ---- glu
 at::Tensor glu(const at::Tensor& self, int64_t dim) { return functional<MGlu>(glu_impl<Structured<MGlu>>, self, dim); }
@@ -233,15 +221,6 @@ at::Tensor& irshift_Tensor(at::Tensor& a, const at::Tensor& b) {
   return inplace<ShiftMeta>(a, Shift<Structured<ShiftMeta>>{false}, b);
 }
 at::Tensor& irshift_Scalar(at::Tensor& a, const at::Scalar& b) { return irshift_Tensor(a, scalar_operand(b)); }
-
-}
-}
-}
-
-}
-}
-}
-}
 
 }  // namespace cov
 

@@ -375,9 +375,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("xlogy.Tensor", &ew::xlogy_Tensor);
   m.impl("xlogy_.Tensor", &ew::xlogy__Tensor);
 
-
-
-
   // ---- amp: GradScaler's native ops (kernels_amp.cc; autocast kernels are in autocast.cc)
   m.impl("_prelu_kernel", &_prelu_kernel);
   m.impl("_prelu_kernel_backward", &_prelu_kernel_backward);

@@ -143,8 +143,6 @@ Value polygamma_cpu(Builder& b, Value n, Value x) {
   return down(b, r, t);
 }
 
-}
-
 // ---------------------------------------------------------------- activations
 
 Value glu(Builder& b, Value x, int64_t dim) {
@@ -238,15 +236,6 @@ Value xlog1py(Builder& b, Value x, Value y) {
   r = b.select(b.compare(Cmp::EQ, xf, kconst(b, 0, xf)), kconst(b, 0, xf), r);
   r = b.select(is_nan(b, yf), yf, r);
   return down(b, r, t);
-}
-
-// ---------------------------------------------------------------- vectors
-
-}
-
-}
-
-
 }
 
 }  // namespace ops

@@ -24,7 +24,6 @@ Value conj(Builder& b, Value x);
 // positive by the recurrence, poles at non-positive integers.
 Value polygamma_cpu(Builder& b, Value n, Value x);
 
-
 // ---- activations (math in f32 for f16 / bf16)
 // First half of x along dim times sigmoid of the second half.
 Value glu(Builder& b, Value x, int64_t dim);

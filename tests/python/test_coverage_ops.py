@@ -80,8 +80,6 @@ FLOATS = [torch.float32, torch.bfloat16, torch.float16]
 INTS = [torch.int64, torch.int32]
 
 
-
-
 # ---------------------------------------------------------------- activations
 
 @pytest.mark.parametrize("dtype", FLOATS)
@@ -159,19 +157,6 @@ def test_xlog1py(dtype):
     check(lambda b: torch.special.xlog1py(3, b), y)
     if dtype == torch.float32:
         grads(torch.special.xlog1py, x, y.abs())
-
-
-# ---------------------------------------------------------------- vectors
-
-    dim = random.randint(0, 2)
-    if dtype == torch.float32:
-
-
-
-
-
-@pytest.mark.parametrize("dtype", FLOATS)
-    if dtype == torch.float32:
 
 
 # ---------------------------------------------------------------- special functions
