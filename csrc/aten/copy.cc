@@ -9,7 +9,7 @@
 #include "aten/tensor.h"
 #include "engine/graph.h"
 #include "engine/program.h"
-#include "ops/coverage.h"
+#include "ops/elementwise/elementwise.h"
 
 namespace tpu {
 

@@ -1,5 +1,5 @@
-// Checks shared by the elementwise kernels (kernels_binary.cc,
-// kernels_elementwise.cc): which dtypes an op accepts, as on the CPU.
+// Checks shared by the elementwise and activation kernels (ops/elementwise,
+// ops/activation): which dtypes an op accepts, as on the CPU.
 #pragma once
 
 #include <ATen/TensorIterator.h>

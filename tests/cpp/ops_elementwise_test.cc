@@ -1,4 +1,4 @@
-// The elementwise lowerings (csrc/ops/elementwise.h) on the plugin, without
+// The elementwise lowerings (csrc/ops/elementwise/elementwise.h) on the plugin, without
 // torch: every unary and binary op compiles for the dtypes it serves, and the
 // values with PyTorch-specific rules (NaN, signs, integer division and powers)
 // come out as PyTorch defines them.
@@ -117,12 +117,11 @@ TEST(OpsElementwise, EveryBinaryOpCompilesForFloats) {
 }
 
 TEST(OpsElementwise, IntegerUnaryOpsCompile) {
-  for (ops::Unary op :
-       {ops::Unary::Abs, ops::Unary::BitwiseNot, ops::Unary::Ceil, ops::Unary::Floor, ops::Unary::Isinf,
-        ops::Unary::Isnan, ops::Unary::Isneginf, ops::Unary::Isposinf, ops::Unary::LogicalNot, ops::Unary::Neg,
-        ops::Unary::Relu, ops::Unary::Round, ops::Unary::Sign, ops::Unary::Signbit, ops::Unary::Trunc}) {
+  for (ops::Unary op : {ops::Unary::Abs, ops::Unary::BitwiseNot, ops::Unary::Ceil, ops::Unary::Floor, ops::Unary::Isinf,
+                        ops::Unary::Isnan, ops::Unary::Isneginf, ops::Unary::Isposinf, ops::Unary::LogicalNot,
+                        ops::Unary::Neg, ops::Unary::Round, ops::Unary::Sign, ops::Unary::Signbit, ops::Unary::Trunc}) {
     for (DType t : {DType::S32, DType::U8, DType::PRED}) {
-      if (t == DType::PRED && (op == ops::Unary::Neg || op == ops::Unary::Abs || op == ops::Unary::Relu)) continue;
+      if (t == DType::PRED && (op == ops::Unary::Neg || op == ops::Unary::Abs)) continue;
       Builder b;
       Value x = b.param(Type{t, {3}});
       EXPECT_NO_THROW(test_env::client().compile(b.finish({ops::unary(b, op, x)}))) << ops::name(op);
@@ -141,7 +140,6 @@ TEST(OpsElementwise, UnaryFollowsPyTorch) {
   expect_same(unary_f32(ops::Unary::Round, {0.5f, 1.5f, 2.5f, -2.5f}), {0, 2, 2, -2});
   expect_same(unary_f32(ops::Unary::Trunc, {-1.7f, 1.7f, -0.2f}), {-1, 1, 0});
   expect_same(unary_f32(ops::Unary::Frac, {-1.75f, 1.25f, kInf}), {-0.75f, 0.25f, kNaN});
-  expect_same(unary_f32(ops::Unary::Relu, {kNaN, -1, 2}), {kNaN, 0, 2});
   expect_same(unary_f32(ops::Unary::Digamma, {0.0f, -0.0f, 1.0f}), {-kInf, kInf, -0.5772157f});
   expect_same(unary_f32(ops::Unary::Exp2, {3, -1}), {8, 0.5f});
   expect_same(unary_f32(ops::Unary::Sinc, {0, 0.5f}), {1, 0.63661977f});

@@ -444,6 +444,13 @@ def test_native_dropout_backward_matches_cpu():
         check(torch.ops.aten.native_dropout_backward, g, mask, 1 / 0.6, atol=0, rtol=0)
         check(torch.ops.aten.native_dropout_backward, g.t(), mask.t(), 2.5, atol=0, rtol=0)
 
+@pytest.mark.parametrize("dtype", [torch.int64, torch.float32, torch.bfloat16])
+def test_native_dropout_backward_dtype(dtype):
+    # Integer gradients promote with the double scale, as on the CPU.
+    g = torch.randint(-3, 4, (3, 4)).to(dtype)
+    m = torch.rand(3, 4) < 0.5
+    check(lambda a, b: torch.ops.aten.native_dropout_backward(a, b, 1.25), g, m)
+
 
 # ---------------------------------------------------------------- randperm, multinomial
 

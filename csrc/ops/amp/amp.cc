@@ -55,15 +55,4 @@ std::vector<Value> update_scale(Builder& b, Value scale, Value tracker, Value fo
   return {b.reshape(new_s, scale.shape()), b.reshape(new_t, tracker.shape())};
 }
 
-Value prelu(Builder& b, Value x, Value w) {
-  Value pos = b.compare(shlo::Cmp::GT, x, b.constant(x.dtype(), 0, x.shape()));
-  return b.select(pos, x, b.mul(w, x));
-}
-
-std::vector<Value> prelu_backward(Builder& b, Value grad, Value x, Value w) {
-  Value zero = b.constant(x.dtype(), 0, x.shape());
-  Value pos = b.compare(shlo::Cmp::GT, x, zero);
-  return {b.select(pos, grad, b.mul(w, grad)), b.select(pos, zero, b.mul(x, grad))};
-}
-
 }  // namespace ops

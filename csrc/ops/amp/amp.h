@@ -24,9 +24,4 @@ std::vector<shlo::Value> unscale_and_check(shlo::Builder& b, const std::vector<s
 std::vector<shlo::Value> update_scale(shlo::Builder& b, shlo::Value scale, shlo::Value tracker, shlo::Value found_inf,
                                       shlo::Value growth, shlo::Value backoff, shlo::Value interval);
 
-// PReLU, autocast's one elementwise lower-precision op: x > 0 ? x : w * x,
-// with (grad_x, grad_w) for its backward. Operands already broadcast.
-shlo::Value prelu(shlo::Builder& b, shlo::Value x, shlo::Value w);
-std::vector<shlo::Value> prelu_backward(shlo::Builder& b, shlo::Value grad, shlo::Value x, shlo::Value w);
-
 }  // namespace ops

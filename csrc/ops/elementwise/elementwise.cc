@@ -1,10 +1,12 @@
 // Elementwise lowerings with PyTorch semantics.
 #include "ops/elementwise/elementwise.h"
 
+#include <cmath>
 #include <limits>
+#include <numeric>
 #include <stdexcept>
-
-#include "ops/coverage.h"
+#include <string>
+#include <vector>
 
 namespace ops {
 
@@ -81,12 +83,8 @@ using shlo::DType;
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kSqrt1_2 = 0.70710678118654752440;   // 1/sqrt(2)
-constexpr double k2_SqrtPi = 1.12837916709551257390;  // 2/sqrt(pi)
-constexpr double kSqrt2 = 1.41421356237309504880;
 constexpr double kLn2 = 0.69314718055994530942;
 constexpr double kLn10 = 2.30258509299404568402;
-constexpr double kGeluKappa = 0.044715;
 constexpr double kPi = 3.14159265358979323846;
 
 bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
@@ -94,13 +92,7 @@ bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
 // A constant shaped like `like`.
 Value k(Builder& b, double v, const Value& like) { return b.constant(like.dtype(), v, like.shape()); }
 
-// v (0-d or already full-shape) converted and broadcast to like.
-Value fit(Builder& b, Value v, const Value& like) {
-  if (v.dtype() != like.dtype()) v = convert(b, v, like.dtype());
-  if (v.shape() != like.shape()) v = b.broadcast_to(v, like.shape());
-  return v;
-}
-
+Value lnot(Builder& b, Value p) { return b.op1("stablehlo.not", {p}, p.type); }
 Value land(Builder& b, Value x, Value y) { return b.op1("stablehlo.and", {x, y}, x.type); }
 Value lor(Builder& b, Value x, Value y) { return b.op1("stablehlo.or", {x, y}, x.type); }
 Value lxor(Builder& b, Value x, Value y) { return b.op1("stablehlo.xor", {x, y}, x.type); }
@@ -137,13 +129,6 @@ Value signbit_(Builder& b, Value x) {
 
 Value exp_(Builder& b, Value x) { return b.unary("exponential", x); }
 Value erf_(Builder& b, Value x) { return b.op1("chlo.erf", {x}, x.type); }
-Value sigmoid_(Builder& b, Value x) { return b.div(k(b, 1, x), b.add(k(b, 1, x), exp_(b, b.unary("negate", x)))); }
-// tanh(softplus(x)) as mish computes it.
-Value tanh_softplus(Builder& b, Value x) { return b.unary("tanh", b.unary("log_plus_one", exp_(b, x))); }
-
-// min(max(x, 0), 6), NaN propagating.
-Value relu6_(Builder& b, Value x) { return nan_max(b, nan_max(b, x, k(b, 0, x), true), k(b, 6, x), false); }
-
 // Float math on x (already f32 for half inputs).
 Value math(Builder& b, Unary op, Value x) {
   switch (op) {
@@ -169,10 +154,6 @@ Value math(Builder& b, Unary op, Value x) {
       Value pole = b.select(signbit_(b, x), k(b, kInf, x), k(b, -kInf, x));
       return b.select(cmp(b, Cmp::EQ, x, 0.0), pole, r);
     }
-    case Unary::Hardsigmoid:
-      return b.div(relu6_(b, b.add(x, k(b, 3, x))), k(b, 6, x));
-    case Unary::Hardswish:
-      return b.div(b.mul(x, relu6_(b, b.add(x, k(b, 3, x)))), k(b, 6, x));
     case Unary::Lgamma:
       return b.op1("chlo.lgamma", {x}, x.type);
     case Unary::Sinh:
@@ -215,21 +196,6 @@ Value math(Builder& b, Unary op, Value x) {
       return b.unary("tan", x);
     case Unary::Tanh:
       return b.unary("tanh", x);
-    case Unary::Silu:
-      return b.div(x, b.add(k(b, 1, x), exp_(b, b.unary("negate", x))));
-    case Unary::Mish:
-      return b.mul(x, tanh_softplus(b, x));
-    case Unary::Gelu:
-      return b.mul(b.mul(x, k(b, 0.5, x)), b.add(k(b, 1, x), erf_(b, b.mul(x, k(b, kSqrt1_2, x)))));
-    case Unary::GeluTanh: {
-      Value cube = b.mul(b.mul(x, x), x);
-      Value inner = b.mul(k(b, kSqrt2 * k2_SqrtPi * 0.5, x), b.add(x, b.mul(k(b, kGeluKappa, x), cube)));
-      return b.mul(b.mul(k(b, 0.5, x), x), b.add(k(b, 1, x), b.unary("tanh", inner)));
-    }
-    case Unary::LogSigmoid: {
-      Value z = exp_(b, b.unary("negate", b.unary("abs", x)));
-      return b.sub(nan_max(b, x, k(b, 0, x), false), b.unary("log_plus_one", z));
-    }
     default:
       throw std::logic_error(std::string("ops::unary: not a float op: ") + name(op));
   }
@@ -238,6 +204,15 @@ Value math(Builder& b, Unary op, Value x) {
 }  // namespace
 
 DType opmath(DType t) { return is_half(t) ? DType::F32 : t; }
+
+Value to_opmath(Builder& b, Value x) { return up(b, x); }
+Value from_opmath(Builder& b, Value r, DType t) { return down(b, r, t); }
+
+Value fit(Builder& b, Value v, const Value& like) {
+  if (v.dtype() != like.dtype()) v = convert(b, v, like.dtype());
+  if (v.shape() != like.shape()) v = b.broadcast_to(v, like.shape());
+  return v;
+}
 
 const char* name(Unary op) {
   switch (op) {
@@ -299,10 +274,6 @@ Value unary(Builder& b, Unary op, Value x) {
       return shlo::is_signed_int(t) ? cmp(b, Cmp::LT, x, 0.0) : all_false(b, x);
     case Unary::LogicalNot:
       return t == DType::PRED ? b.unary("not", x) : cmp(b, Cmp::EQ, x, 0.0);
-    case Unary::Relu:
-      // clamp_min(x, 0): NaN stays NaN.
-      if (!fl) return b.max(x, k(b, 0, x));
-      return b.select(cmp(b, Cmp::LT, x, 0.0), k(b, 0, x), x);
     default:
       return down(b, math(b, op, up(b, x)), t);
   }
@@ -411,62 +382,6 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
       r = b.select(cmp(b, Cmp::EQ, xu, 0.0), k(b, 0, r), r);
       r = b.select(isnan_(b, yu), k(b, kNaN, r), r);
       break;
-    case Binary::SigmoidBackward:  // grad * (1 - y) * y
-      r = b.mul(b.mul(xu, b.sub(k(b, 1, yu), yu)), yu);
-      break;
-    case Binary::TanhBackward:  // grad * (1 - y^2)
-      r = b.mul(xu, b.sub(k(b, 1, yu), b.mul(yu, yu)));
-      break;
-    case Binary::SiluBackward: {
-      Value s = sigmoid_(b, yu);
-      r = b.mul(b.mul(xu, s), b.add(k(b, 1, s), b.mul(yu, b.sub(k(b, 1, s), s))));
-      break;
-    }
-    case Binary::MishBackward: {
-      Value s = sigmoid_(b, yu);
-      Value ts = tanh_softplus(b, yu);
-      Value d = b.add(ts, b.mul(b.mul(yu, s), b.sub(k(b, 1, ts), b.mul(ts, ts))));
-      r = b.mul(xu, d);
-      break;
-    }
-    case Binary::GeluBackward: {
-      Value cdf = b.mul(k(b, 0.5, yu), b.add(k(b, 1, yu), erf_(b, b.mul(yu, k(b, kSqrt1_2, yu)))));
-      Value pdf = b.mul(k(b, k2_SqrtPi * kSqrt1_2 * 0.5, yu), exp_(b, b.mul(b.mul(yu, yu), k(b, -0.5, yu))));
-      r = b.mul(xu, b.add(cdf, b.mul(yu, pdf)));
-      break;
-    }
-    case Binary::GeluTanhBackward: {
-      Value beta = k(b, kSqrt2 * k2_SqrtPi * 0.5, yu), kappa = k(b, kGeluKappa, yu), one = k(b, 1, yu);
-      Value sq = b.mul(yu, yu), cube = b.mul(sq, yu);
-      Value th = b.unary("tanh", b.mul(beta, b.add(yu, b.mul(kappa, cube))));
-      Value left = b.mul(k(b, 0.5, yu), yu), right = b.add(one, th);
-      Value dleft = b.mul(k(b, 0.5, yu), right);
-      Value dtanh = b.sub(one, b.mul(th, th));
-      Value dinner = b.mul(beta, b.add(one, b.mul(k(b, 3 * kGeluKappa, yu), sq)));
-      Value dright = b.mul(b.mul(left, dtanh), dinner);
-      r = b.mul(xu, b.add(dleft, dright));
-      break;
-    }
-    case Binary::HardsigmoidBackward: {
-      Value inside = land(b, cmp(b, Cmp::GT, yu, -3.0), cmp(b, Cmp::LT, yu, 3.0));
-      r = b.select(inside, b.mul(xu, k(b, 1.0 / 6, xu)), k(b, 0, xu));
-      break;
-    }
-    case Binary::HardswishBackward: {
-      Value mid = b.mul(xu, b.add(b.div(yu, k(b, 3, yu)), k(b, 0.5, yu)));
-      // The formula holds strictly inside (-3, 3), as on the CPU.
-      r = b.select(cmp(b, Cmp::LE, yu, -3.0), k(b, 0, xu), b.select(cmp(b, Cmp::LT, yu, 3.0), mid, xu));
-      break;
-    }
-    case Binary::LogSigmoidBackward: {
-      // The CPU kernel's form, with its buffer exp(-|x|) recomputed.
-      Value z = exp_(b, b.unary("negate", b.unary("abs", yu)));
-      Value neg = cmp(b, Cmp::LT, yu, 0.0);
-      Value max_deriv = b.select(neg, k(b, 1, z), k(b, 0, z));
-      Value sign = b.select(neg, k(b, 1, z), k(b, -1, z));
-      r = b.mul(b.sub(max_deriv, b.mul(sign, b.div(z, b.add(k(b, 1, z), z)))), xu);
-      break;
-    }
     default:
       throw std::logic_error(std::string("ops::binary: unhandled ") + name(op));
   }
@@ -474,112 +389,6 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
 }
 
 Value compare(Builder& b, Cmp dir, Value x, Value y) { return b.compare(dir, x, y); }
-
-Value threshold(Builder& b, Value x, Value other, Value th, Value value) {
-  // Compared in float for bf16/f16 against the unrounded threshold, as the
-  // CPU kernel does (0.3008 > 0.3 even though bf16(0.3) == 0.3008).
-  Value xu = up(b, x);
-  return b.select(cmp(b, Cmp::LE, xu, fit(b, th, xu)), fit(b, value, other), other);
-}
-
-Value leaky_relu(Builder& b, Value x, Value slope) {
-  Value xu = up(b, x);
-  Value r = b.select(cmp(b, Cmp::GT, xu, 0.0), xu, b.mul(xu, fit(b, slope, xu)));
-  return down(b, r, x.dtype());
-}
-
-Value leaky_relu_backward(Builder& b, Value grad, Value x, Value slope) {
-  Value g = up(b, grad), xu = up(b, x);
-  Value r = b.select(cmp(b, Cmp::GT, xu, 0.0), g, b.mul(g, fit(b, slope, g)));
-  return down(b, r, grad.dtype());
-}
-
-Value elu(Builder& b, Value x, Value alpha, Value scale, Value input_scale) {
-  Value xu = up(b, x);
-  Value negcoef = fit(b, b.mul(alpha, scale), xu), poscoef = fit(b, scale, xu);
-  Value negin = fit(b, input_scale, xu);
-  Value neg = b.mul(b.sub(exp_(b, b.mul(xu, negin)), k(b, 1, xu)), negcoef);
-  return down(b, b.select(cmp(b, Cmp::LE, xu, 0.0), neg, b.mul(xu, poscoef)), x.dtype());
-}
-
-Value elu_backward(Builder& b, Value grad, Value x_or_y, Value alpha, Value scale, Value input_scale, bool is_result) {
-  Value g = up(b, grad), v = up(b, x_or_y);
-  Value negcoef = fit(b, b.mul(alpha, scale), g), poscoef = fit(b, scale, g);
-  Value negin = fit(b, input_scale, g);
-  Value neg = is_result ? b.mul(b.mul(g, negin), b.add(v, negcoef))
-                        : b.mul(b.mul(b.mul(g, negin), negcoef), exp_(b, b.mul(v, negin)));
-  return down(b, b.select(cmp(b, Cmp::LE, v, 0.0), neg, b.mul(g, poscoef)), grad.dtype());
-}
-
-Value hardtanh_backward(Builder& b, Value grad, Value x, Value lo, Value hi) {
-  Value xu = up(b, x);
-  Value out = lor(b, cmp(b, Cmp::LE, xu, fit(b, lo, xu)), cmp(b, Cmp::GE, xu, fit(b, hi, xu)));
-  return b.select(out, k(b, 0, grad), grad);
-}
-
-Value softplus(Builder& b, Value x, Value beta, Value threshold) {
-  Value xu = up(b, x);
-  Value be = fit(b, beta, xu);
-  Value xb = b.mul(xu, be);
-  Value soft = b.div(b.unary("log_plus_one", exp_(b, xb)), be);
-  return down(b, b.select(cmp(b, Cmp::GT, xb, fit(b, threshold, xu)), xu, soft), x.dtype());
-}
-
-Value softplus_backward(Builder& b, Value grad, Value x, Value beta, Value threshold) {
-  Value g = up(b, grad), xu = up(b, x);
-  Value xb = b.mul(xu, fit(b, beta, xu));
-  Value z = exp_(b, xb);
-  Value soft = b.div(b.mul(g, z), b.add(z, k(b, 1, z)));
-  return down(b, b.select(cmp(b, Cmp::GT, xb, fit(b, threshold, xu)), g, soft), grad.dtype());
-}
-
-Value shrink(Builder& b, Value x, Value lambd, bool soft) {
-  if (!soft) {
-    Value l = fit(b, lambd, x);
-    Value inside = land(b, cmp(b, Cmp::GE, x, b.unary("negate", l)), cmp(b, Cmp::LE, x, l));
-    return b.select(inside, k(b, 0, x), x);
-  }
-  Value xu = up(b, x);
-  Value l = fit(b, lambd, xu);
-  // x * 0 keeps NaN
-  Value r = b.select(cmp(b, Cmp::LT, xu, b.unary("negate", l)), b.add(xu, l), b.mul(xu, k(b, 0, xu)));
-  r = b.select(cmp(b, Cmp::GT, xu, l), b.sub(xu, l), r);
-  return down(b, r, x.dtype());
-}
-
-Value shrink_backward(Builder& b, Value grad, Value x, Value lambd) {
-  Value l = fit(b, lambd, x);
-  Value inside = land(b, cmp(b, Cmp::GE, x, b.unary("negate", l)), cmp(b, Cmp::LE, x, l));
-  return b.select(inside, k(b, 0, grad), grad);
-}
-
-Value polygamma(Builder& b, Value n, Value x) {
-  // chlo.polygamma is wrong for negative x; coverage.cc applies PyTorch's rules.
-  return ops::polygamma_cpu(b, n, x);
-}
-
-Value logit(Builder& b, Value x, std::optional<Value> eps) {
-  Value z = up(b, x);
-  if (eps) {
-    Value lo = fit(b, *eps, z);
-    Value hi = b.sub(k(b, 1, lo), lo);
-    z = b.select(cmp(b, Cmp::LT, z, lo), lo, b.select(cmp(b, Cmp::GT, z, hi), hi, z));
-  }
-  return down(b, b.unary("log", b.div(z, b.sub(k(b, 1, z), z))), x.dtype());
-}
-
-Value logit_backward(Builder& b, Value grad, Value x, std::optional<Value> eps) {
-  Value g = up(b, grad), xu = up(b, x);
-  Value r = b.div(g, b.mul(xu, b.sub(k(b, 1, xu), xu)));  // +-inf at 0 and 1
-  if (eps) {
-    Value lo = fit(b, *eps, xu);
-    Value outside = lor(b, cmp(b, Cmp::LT, xu, lo), cmp(b, Cmp::GT, xu, b.sub(k(b, 1, lo), lo)));
-    r = b.select(outside, k(b, 0, r), r);
-  } else {
-    r = b.select(lor(b, cmp(b, Cmp::LT, xu, 0.0), cmp(b, Cmp::GT, xu, 1.0)), k(b, kNaN, r), r);
-  }
-  return down(b, r, grad.dtype());
-}
 
 Value clamp(Builder& b, Value x, std::optional<Value> lo, std::optional<Value> hi) {
   bool fl = shlo::is_float(x.dtype());
@@ -659,6 +468,169 @@ Value addcdiv(Builder& b, Value self, Value t1, Value t2, Value value) {
   Value s = up(b, self);
   Value v = fit(b, value, s);
   return down(b, b.add(s, b.div(b.mul(v, up(b, t1)), up(b, t2))), self.dtype());
+}
+
+// ---- special functions
+
+namespace {
+
+// PyTorch's CPU trigamma: reflection below 1/2, six recurrence steps, then
+// the asymptotic series.
+Value trigamma(Builder& b, Value x) {
+  double pi = 3.14159265358979323846;
+  Value one = k(b, 1, x);
+  Value low = b.compare(Cmp::LT, x, k(b, 0.5, x));
+  Value s = b.unary("sine", b.mul(k(b, pi, x), x));
+  Value result = b.select(low, b.unary("negate", b.div(k(b, pi * pi, x), b.mul(s, s))), k(b, 0, x));
+  Value sign = b.select(low, k(b, -1, x), one);
+  Value z = b.select(low, b.sub(one, x), x);
+  for (int i = 0; i < 6; ++i) {
+    result = b.add(result, b.div(one, b.mul(z, z)));
+    z = b.add(z, one);
+  }
+  Value ixx = b.div(one, b.mul(z, z));
+  Value series = b.sub(k(b, 1.0 / 30, x), b.mul(ixx, k(b, 1.0 / 42, x)));
+  series = b.sub(k(b, 1.0 / 6, x), b.mul(ixx, series));
+  series = b.add(b.add(one, b.div(one, b.mul(k(b, 2, x), z))), b.mul(ixx, series));
+  result = b.add(result, b.div(series, z));
+  return b.mul(sign, result);
+}
+
+std::vector<int64_t> all_dims(int64_t rank) {
+  std::vector<int64_t> d(rank);
+  std::iota(d.begin(), d.end(), 0);
+  return d;
+}
+
+}  // namespace
+
+// chlo.polygamma is wrong for negative x: PyTorch's rules are applied here.
+Value polygamma(Builder& b, Value n, Value x) {
+  DType t = x.dtype();
+  x = up(b, x);
+  Value nn = b.broadcast_in_dim(b.convert(n, x.dtype()), x.shape(), {});
+  Value one = k(b, 1, x), zero = k(b, 0, x);
+  Value whole = b.compare(Cmp::EQ, x, b.unary("floor", x));
+  Value neg = b.compare(Cmp::LT, x, zero);
+  Value shift = land(b, neg, lnot(b, whole));
+  // zeta(n+1, x) = sum_{k<m} (x+k)^-(n+1) + zeta(n+1, x+m), stepping until x+m >= 1.
+  shlo::Type ty = x.type;
+  shlo::Type it{DType::S32, {}};
+  Value start = b.select(shift, x, one);
+  std::string cond = b.region({ty, ty, ty, shlo::Type{DType::S32, {}}}, [&](Builder& r, const std::vector<Value>& s) {
+    Value below = r.compare(Cmp::LT, s[0], k(r, 1, s[0]));
+    Value any = r.reduce(below, r.constant(DType::PRED, 0), all_dims(below.rank()), "or");
+    Value more = r.compare(Cmp::LT, s[3], r.constant(DType::S32, 100000));  // huge |x|: stop
+    return std::vector<Value>{land(r, any, more)};
+  });
+  std::string body = b.region({ty, ty, ty, shlo::Type{DType::S32, {}}}, [&](Builder& r, const std::vector<Value>& s) {
+    Value below = r.compare(Cmp::LT, s[0], k(r, 1, s[0]));
+    Value term = r.op1("stablehlo.power", {s[0], r.unary("negate", r.add(s[2], k(r, 1, s[2])))}, s[0].type);
+    Value acc = r.select(below, r.add(s[1], term), s[1]);
+    Value xs = r.select(below, r.add(s[0], k(r, 1, s[0])), s[0]);
+    return std::vector<Value>{xs, acc, s[2], r.add(s[3], r.constant(DType::S32, 1))};
+  });
+  std::vector<Value> loop =
+      b.op("stablehlo.while", {start, zero, nn, b.constant(DType::S32, 0)}, {ty, ty, ty, it}, "", {cond, body});
+  Value general = b.op1("chlo.polygamma", {nn, b.select(shift, loop[0], x)}, ty);
+  // (-1)^(n+1) n!
+  Value odd = b.compare(Cmp::NE, b.op1("stablehlo.remainder", {nn, k(b, 2, nn)}, ty), zero);
+  Value fact = b.unary("exponential", b.op1("chlo.lgamma", {b.add(nn, one)}, ty));
+  Value signed_fact = b.select(odd, fact, b.unary("negate", fact));
+  Value shifted = b.add(general, b.mul(signed_fact, loop[1]));
+  Value inf = k(b, kInf, x);
+  Value pole = b.select(odd, inf, b.unary("negate", inf));
+  Value r = b.select(shift, shifted, b.select(land(b, whole, b.compare(Cmp::LE, x, zero)), pole, general));
+  r = b.select(b.compare(Cmp::EQ, nn, one), trigamma(b, x), r);
+  return down(b, r, t);
+}
+
+Value xlog1py(Builder& b, Value x, Value y) {
+  DType t = x.dtype();
+  Value xf = up(b, x), yf = up(b, y);
+  Value r = b.mul(xf, b.unary("log_plus_one", yf));
+  r = b.select(b.compare(Cmp::EQ, xf, k(b, 0, xf)), k(b, 0, xf), r);
+  r = b.select(isnan_(b, yf), yf, r);
+  return down(b, r, t);
+}
+
+Value conj(Builder& b, Value x) {
+  if (!shlo::is_complex(x.dtype())) return x;
+  shlo::Type part{x.dtype() == DType::C128 ? DType::F64 : DType::F32, x.shape()};
+  Value re = b.op1("stablehlo.real", {x}, part), im = b.op1("stablehlo.imag", {x}, part);
+  return b.op1("stablehlo.complex", {re, b.unary("negate", im)}, x.type);
+}
+
+// ---- integer and bit math
+
+Value gcd(Builder& b, Value x, Value y) {
+  Value a = unary(b, Unary::Abs, x), c = unary(b, Unary::Abs, y);
+  shlo::Type t = x.type;
+  // Euclid, elementwise: while any a != 0: (a, c) = (c % a, a) where a != 0.
+  std::string cond = b.region({t, t}, [&](Builder& r, const std::vector<Value>& s) {
+    Value nz = r.compare(Cmp::NE, s[0], k(r, 0, s[0]));
+    return std::vector<Value>{r.reduce(nz, r.constant(DType::PRED, 0), all_dims(nz.rank()), "or")};
+  });
+  std::string body = b.region({t, t}, [&](Builder& r, const std::vector<Value>& s) {
+    Value zero = k(r, 0, s[0]);
+    Value nz = r.compare(Cmp::NE, s[0], zero);
+    Value safe = r.select(nz, s[0], k(r, 1, s[0]));
+    Value rem = r.op1("stablehlo.remainder", {s[1], safe}, t);
+    return std::vector<Value>{r.select(nz, rem, zero), r.select(nz, s[0], s[1])};
+  });
+  return b.op("stablehlo.while", {a, c}, {t, t}, "", {cond, body})[1];
+}
+
+Value lcm(Builder& b, Value x, Value y) {
+  Value g = gcd(b, x, y);
+  Value zero = k(b, 0, g);
+  Value is0 = b.compare(Cmp::EQ, g, zero);
+  Value q = b.div(x, b.select(is0, k(b, 1, g), g));
+  return b.select(is0, zero, unary(b, Unary::Abs, b.mul(q, y)));
+}
+
+namespace {
+int64_t bit_width(DType t) { return static_cast<int64_t>(shlo::dtype_size(t)) * 8; }
+}  // namespace
+
+Value shift_left(Builder& b, Value x, Value y) {
+  int64_t bits = bit_width(x.dtype());
+  Value bad = b.compare(Cmp::GE, y, k(b, static_cast<double>(bits), y));
+  if (shlo::is_signed_int(y.dtype()))
+    bad = lor(b, bad, b.compare(Cmp::LT, y, k(b, 0, y)));
+  else if (shlo::is_unsigned_int(y.dtype()) && bits < 64)  // a "negative" amount read as signed
+    bad = lor(b, bad, b.compare(Cmp::GE, y, k(b, std::ldexp(1.0, static_cast<int>(bits) - 1), y)));
+  Value r = b.binary("shift_left", x, y);
+  return b.select(bad, k(b, 0, x), r);
+}
+
+Value shift_right(Builder& b, Value x, Value y) {
+  bool sign = shlo::is_signed_int(x.dtype());
+  int64_t bits = bit_width(x.dtype()), max_shift = bits - (sign ? 1 : 0);
+  const char* opname = sign ? "shift_right_arithmetic" : "shift_right_logical";
+  Value bad = b.compare(Cmp::GE, y, k(b, static_cast<double>(max_shift), y));
+  if (sign) bad = lor(b, bad, b.compare(Cmp::LT, y, k(b, 0, y)));
+  Value r = b.binary(opname, x, y);
+  Value fill = b.binary(opname, x, k(b, static_cast<double>(max_shift), x));
+  return b.select(bad, fill, r);
+}
+
+Value nextafter(Builder& b, Value x, Value y) {
+  // The integer type of x's width.
+  DType it = x.dtype() == DType::F64 ? DType::S64 : x.dtype() == DType::F32 ? DType::S32 : DType::S16;
+  shlo::Type ity{it, x.shape()};
+  Value bits = b.bitcast_convert(x, ity);
+  Value zero = k(b, 0, x);
+  // Away from zero in magnitude: +1 on the sign-magnitude bits, else -1.
+  Value away = b.compare(Cmp::EQ, b.compare(Cmp::GT, y, x), b.compare(Cmp::GT, x, zero));
+  Value one = b.constant(it, 1, x.shape());
+  Value stepped = b.bitcast_convert(b.select(away, b.add(bits, one), b.sub(bits, one)), x.type);
+  // From zero: the smallest subnormal with y's sign.
+  Value tiny = b.bitcast_convert(one, x.type);
+  Value from_zero = b.select(b.compare(Cmp::LT, y, zero), b.unary("negate", tiny), tiny);
+  Value r = b.select(b.compare(Cmp::EQ, x, zero), from_zero, stepped);
+  r = b.select(b.compare(Cmp::EQ, x, y), y, r);
+  return b.select(lor(b, isnan_(b, x), isnan_(b, y)), b.add(x, y), r);
 }
 
 }  // namespace ops
