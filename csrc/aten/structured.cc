@@ -4,28 +4,6 @@
 
 namespace tpu {
 
-void legacy_pointwise(const at::Tensor& out, const std::string& key, const std::vector<at::Tensor>& inputs,
-                      shlo::DType compute, const std::vector<engine::Ref>& extra, PointwiseFn fn) {
-  shlo::Shape shape = shape_of(out.sizes());
-  shlo::DType out_t = to_shlo(out.scalar_type());
-  std::vector<engine::Ref> refs;
-  for (const at::Tensor& t : inputs) refs.push_back(read(t));
-  size_t n_in = refs.size();
-  for (const engine::Ref& e : extra) refs.push_back(e);
-  std::string k = key + ":" + shlo::dtype_name(compute) + ">" + shlo::dtype_name(out_t);
-  engine::Ref r = legacy_op(k, refs, shlo::Type{out_t, shape},
-                            [fn, shape, compute, out_t, n_in](shlo::Builder& b, const std::vector<shlo::Value>& in) {
-                              std::vector<shlo::Value> args;
-                              for (size_t i = 0; i < in.size(); ++i) {
-                                shlo::Value v = in[i];
-                                if (i < n_in) v = b.broadcast_to(ops::convert(b, v, compute), shape);
-                                args.push_back(v);
-                              }
-                              return std::vector<shlo::Value>{ops::convert(b, fn(b, args), out_t)};
-                            });
-  write(out, r);
-}
-
 engine::Ref scalar_of(const at::Scalar& s, shlo::DType d) {
   // A complex op takes the scalar whole (f64 parts only for complex128).
   if (shlo::is_complex(d)) {

@@ -120,10 +120,6 @@ void pointwise(const at::Tensor& out, engine::OpName name, const std::vector<at:
                  inputs.size(), std::move(shape), std::move(attrs)...));
 }
 
-using PointwiseFn = std::function<shlo::Value(shlo::Builder&, const std::vector<shlo::Value>&)>;
-void legacy_pointwise(const at::Tensor& out, const std::string& key, const std::vector<at::Tensor>& inputs,
-                      shlo::DType compute, const std::vector<engine::Ref>& extra, PointwiseFn fn);
-
 // A Python / ATen scalar as a 0-d operand of dtype d.
 engine::Ref scalar_of(const at::Scalar& s, shlo::DType d);
 

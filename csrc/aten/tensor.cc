@@ -299,16 +299,4 @@ at::Device common_device(std::initializer_list<const at::Tensor*> ts) {
   return at::Device(c10::DeviceType::PrivateUse1, 0);
 }
 
-void legacy_write_all(const std::vector<at::Tensor>& outs, const std::string& key, std::vector<engine::Ref> inputs,
-                      engine::Lowering lower) {
-  std::vector<shlo::Type> types;
-  for (const at::Tensor& t : outs) types.push_back(type_of(t));
-  std::vector<engine::Ref> r = engine::record(key, std::move(inputs), types, std::move(lower));
-  for (size_t i = 0; i < outs.size(); ++i) write(outs[i], r[i]);
-}
-
-engine::Ref legacy_op(std::string key, std::vector<engine::Ref> inputs, shlo::Type out, engine::Lowering lower) {
-  return engine::record1(std::move(key), std::move(inputs), std::move(out), std::move(lower));
-}
-
 }  // namespace tpu

@@ -64,8 +64,6 @@ template <class F, class... A>
 void write_all(const std::vector<at::Tensor>& outs, engine::OpName name, std::vector<engine::Ref> inputs, F lower,
                A... attrs);
 
-// Transitional (closure lowerings with hand-spelled keys).
-engine::Ref legacy_op(std::string key, std::vector<engine::Ref> inputs, shlo::Type out, engine::Lowering lower);
 // Converts a value to another dtype (no-op if equal).
 engine::Ref cast(engine::Ref v, shlo::DType to);
 // Broadcasts a value to a shape (numpy rules).
@@ -74,8 +72,6 @@ engine::Ref broadcast(engine::Ref v, const shlo::Shape& shape);
 inline shlo::Shape shape_of(at::IntArrayRef s) { return shlo::Shape(s.begin(), s.end()); }
 // The engine type of a tensor's value (its dtype and sizes).
 shlo::Type type_of(const at::Tensor& t);
-void legacy_write_all(const std::vector<at::Tensor>& outs, const std::string& key, std::vector<engine::Ref> inputs,
-                      engine::Lowering lower);
 std::string shape_str(at::IntArrayRef s);
 
 // The device every tpu tensor among `ts` is on (first one found).

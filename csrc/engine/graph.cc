@@ -47,21 +47,6 @@ std::vector<Ref> record(const char* name, std::string key, std::vector<Ref> inpu
   return refs;
 }
 
-namespace {
-struct ClosureAttrs final : Attrs {
-  Lowering fn;
-};
-std::vector<shlo::Value> run_closure(shlo::Builder& b, const std::vector<shlo::Value>& in, const Attrs* a) {
-  return static_cast<const ClosureAttrs*>(a)->fn(b, in);
-}
-}  // namespace
-
-std::vector<Ref> record(std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types, Lowering lower) {
-  auto a = std::make_unique<ClosureAttrs>();
-  a->fn = std::move(lower);
-  return record("", std::move(key), std::move(inputs), std::move(out_types), &run_closure, std::move(a));
-}
-
 namespace detail {
 
 namespace {
@@ -83,6 +68,7 @@ void claim_name(const char* name, const std::source_location& where) {
 
 Ref leaf(pjrt::BufferPtr buffer, shlo::Type type) {
   auto n = std::make_shared<Node>();
+  n->name = "leaf";
   n->key = "leaf";
   n->out_types = {std::move(type)};
   n->buffers = {std::move(buffer)};
@@ -413,12 +399,8 @@ std::string program_key(const Plan& plan, const std::vector<std::pair<int, int>>
   return key;
 }
 
-// An op's name for people. Keys spelled by hand (transitional) carry their
-// attributes after the name.
-std::string name_of(const Node* n) {
-  if (*n->name) return n->name;
-  return n->key.substr(0, n->key.find_first_of("[:<("));
-}
+// An op's name for people (its key also carries the attributes).
+std::string name_of(const Node* n) { return n->name; }
 
 // The bookkeeping around ops: reading and writing views, scalar
 // conversions and the flat layout of stored results.
@@ -608,6 +590,7 @@ void materialize(const std::vector<Ref>& refs) {
 
 Ref placeholder(shlo::Type type) {
   auto n = std::make_shared<Node>();
+  n->name = "placeholder";
   n->key = "placeholder";
   n->out_types = {std::move(type)};
   n->buffers = {nullptr};

@@ -54,13 +54,6 @@ struct Node {
 std::vector<Ref> record(const char* name, std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types,
                         LowerThunk lower, std::unique_ptr<Attrs> attrs);
 
-// Transitional: an op whose lowering is a closure and whose key the caller
-// spells out. Goes away once every op records through engine/op.h.
-using Lowering = std::function<std::vector<shlo::Value>(shlo::Builder&, const std::vector<shlo::Value>&)>;
-std::vector<Ref> record(std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types, Lowering lower);
-inline Ref record1(std::string key, std::vector<Ref> inputs, shlo::Type out, Lowering lower) {
-  return record(std::move(key), std::move(inputs), {std::move(out)}, std::move(lower))[0];
-}
 // A value that already lives on the device.
 Ref leaf(pjrt::BufferPtr buffer, shlo::Type type);
 // A 0-d operand holding a scalar; equal scalars share one device buffer, and

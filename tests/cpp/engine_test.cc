@@ -5,6 +5,7 @@
 #include <cstdlib>
 
 #include "engine/graph.h"
+#include "engine/op.h"
 #include "engine/runtime.h"
 #include "engine/timeline.h"
 #include "test_env.h"
@@ -13,7 +14,7 @@ namespace {
 
 engine::Ref affine(engine::Ref x, double scale) {
   engine::Ref s = engine::scalar(shlo::DType::F32, scale);
-  return engine::record1("affine", {x, s}, x.type(), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
+  return engine::op1("affine", {x, s}, x.type(), [](shlo::Builder& b, const std::vector<shlo::Value>& in) {
     shlo::Value sc = b.broadcast_in_dim(in[1], in[0].shape(), {});
     return std::vector<shlo::Value>{b.add(b.mul(in[0], sc), in[0])};
   });
@@ -63,8 +64,8 @@ TEST(Engine, LoweringErrorsNameTheOp) {
   test_env::configure_engine();
   std::vector<float> in{1};
   engine::Ref x = engine::from_host(in.data(), shlo::Type{shlo::DType::F32, {1}});
-  engine::Ref bad = engine::record1("bad_op[attr]", {x}, shlo::Type{shlo::DType::F32, {2}},
-                                    [](shlo::Builder&, const std::vector<shlo::Value>& in) { return in; });
+  engine::Ref bad = engine::op1("bad_op", {x}, shlo::Type{shlo::DType::F32, {2}},
+                                [](shlo::Builder&, const std::vector<shlo::Value>& in) { return in; });
   try {
     engine::materialize({bad});
     FAIL();
@@ -81,7 +82,7 @@ TEST(Engine, ACachedDonationVariantServesACallThatDonatesDifferently) {
   std::vector<float> in{1, 2, 3};
   auto probe = [&](const char* key, bool keep_input) {
     engine::Ref x = engine::from_host(in.data(), type);
-    engine::Ref y = engine::record1(key, {x}, type, [](shlo::Builder& b, const std::vector<shlo::Value>& v) {
+    engine::Ref y = engine::op1(key, {x}, type, [](shlo::Builder& b, const std::vector<shlo::Value>& v) {
       return std::vector<shlo::Value>{b.add(v[0], v[0])};
     });
     engine::Ref kept = keep_input ? x : engine::Ref{};
@@ -106,7 +107,7 @@ TEST(Engine, ACachedDonationVariantServesACallThatDonatesDifferently) {
   auto pair_probe = [&](bool keep_second) {
     engine::Ref a = engine::from_host(in.data(), type), b = engine::from_host(in.data(), type);
     engine::Ref y =
-        engine::record1("donation_probe_c", {a, b}, type, [](shlo::Builder& bl, const std::vector<shlo::Value>& v) {
+        engine::op1("donation_probe_c", {a, b}, type, [](shlo::Builder& bl, const std::vector<shlo::Value>& v) {
           return std::vector<shlo::Value>{bl.add(v[0], v[1])};
         });
     engine::Ref kept = keep_second ? b : engine::Ref{};
@@ -129,7 +130,7 @@ TEST(Engine, TimelineRecordsProgramsAndTransfersOnlyWhileOn) {
   std::vector<float> in{1, 2, 3, 4, 5};
   auto run = [&](const char* key) {
     engine::Ref x = engine::from_host(in.data(), type);
-    engine::Ref y = engine::record1(key, {x}, type, [](shlo::Builder& b, const std::vector<shlo::Value>& v) {
+    engine::Ref y = engine::op1(key, {x}, type, [](shlo::Builder& b, const std::vector<shlo::Value>& v) {
       return std::vector<shlo::Value>{b.mul(v[0], v[0])};
     });
     engine::materialize({y});
