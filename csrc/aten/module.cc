@@ -1,6 +1,7 @@
 // The Python extension module torch_pjrt._C: runtime configuration and
-// introspection. Device registration happens in static initializers of
-// device.cc and registry.cc when this module is loaded.
+// introspection. Device registration happens in static initializers when
+// this module is loaded: device.cc's hooks, allocator and guard, and each op
+// family's TORCH_LIBRARY_IMPL block (csrc/ops/<family>/aten*.cc).
 #include <ATen/detail/PrivateUse1HooksInterface.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
