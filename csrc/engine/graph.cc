@@ -107,6 +107,15 @@ Ref cached_scalar(shlo::DType dtype, T v) {
   return r;
 }
 
+// bfloat16's bits for f, rounded to nearest even as a device conversion
+// rounds (a NaN stays a quiet NaN).
+uint16_t bf16_bits(float f) {
+  uint32_t u;
+  std::memcpy(&u, &f, sizeof(u));
+  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
+  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
+}
+
 template <typename T>
 T wrap_unsigned(double v) {
   return v < 0 ? static_cast<T>(static_cast<int64_t>(v)) : static_cast<T>(v);
@@ -140,9 +149,13 @@ Ref scalar(shlo::DType dtype, double v) {
       return cached_scalar<float>(dtype, static_cast<float>(v));
     case D::F64:
       return cached_scalar<double>(dtype, v);
+    case D::F16:
+      return cached_scalar<_Float16>(dtype, static_cast<_Float16>(static_cast<float>(v)));
+    case D::BF16:
+      return cached_scalar<uint16_t>(dtype, bf16_bits(static_cast<float>(v)));
     default: {
-      // f16 / bf16 / complex: an f32 scalar (f64 for complex128) converted
-      // on device; f32 keeps it free of f64, which TPUs lack.
+      // complex: an f32 scalar (f64 for complex128) converted on device; f32
+      // keeps it free of f64, which TPUs lack.
       Ref wide =
           dtype == D::C128 ? cached_scalar<double>(D::F64, v) : cached_scalar<float>(D::F32, static_cast<float>(v));
       return op1(
@@ -326,7 +339,24 @@ std::vector<std::pair<int, int>> plan_donation(const Plan& p, const std::vector<
     long total = std::numeric_limits<long>::max();
     std::vector<int> users;  // program nodes reading it
   };
-  std::unordered_map<const Node*, Count> count;
+  // Looked up linearly while the program is small (the common strict-mode
+  // op: no hashing, one allocation) and through a hash index past that.
+  struct Counts {
+    std::vector<std::pair<const Node*, Count>> flat;
+    std::unordered_map<const Node*, size_t> index;
+    Count& operator[](const Node* n) {
+      if (index.empty()) {
+        for (auto& e : flat)
+          if (e.first == n) return e.second;
+        if (flat.size() < 16) return flat.emplace_back(n, Count{}).second;
+        for (size_t i = 0; i < flat.size(); ++i) index.emplace(flat[i].first, i);
+      }
+      auto [it, fresh] = index.emplace(n, flat.size());
+      if (fresh) flat.emplace_back(n, Count{});
+      return flat[it->second].second;
+    }
+  } count;
+  count.flat.reserve(16);
   auto see = [&](const Ref& r) {
     Count& c = count[r.node.get()];
     ++c.internal;
