@@ -39,6 +39,7 @@ from . import _accelerate  # noqa: E402
 _accelerate.install()  # Trainer and Accelerator default to tpu (see _accelerate.py)
 
 from . import _dynamo_hook  # noqa: E402,F401  (torch.compile(backend="tpu"))
+from . import kernels  # noqa: E402,F401  (transformers' layers on tpu: see kernels/__init__.py)
 from . import distributed  # noqa: E402
 
 distributed.install()  # the c10d backend "tpu_dist" (see distributed.py)

@@ -15,11 +15,10 @@ import re
 import sys
 import time
 import warnings
-import weakref
 
 import torch
 
-from . import _C, _env
+from . import _C, _dot_layout, _env
 
 log = logging.getLogger("torch_pjrt.compile")
 
@@ -278,33 +277,12 @@ class _Piece(torch.nn.Module):
         return out[0] if len(out) == 1 and not self.multi else tuple(out)
 
 
-# Row count from which a matmul reads its weight better as [in, out]: XLA:CPU
-# multiplies x @ W.T (W stored [out, in], as torch.nn.Linear keeps it) at
-# half the speed of x @ W with W stored [in, out] once there are tens of
-# rows (64 x 512 x 1408: 1.9 ms against 0.6 ms; 64 x 512 x 32000: 16.8 ms
-# against 8.6), while for one row, as in batch-1 decoding, [out, in] is the
-# faster of the two. Other plugins choose layouts themselves.
-_DOT_LAYOUT_MIN_ROWS = 16
-
-# id(weight) -> (weakref to it, its version when copied, the copy).
-_weight_copies = {}
-
-
-def _dot_layout_applies():
-    return _C._runtime_info().get("platform") == "cpu"
-
-
-def _in_out_copy(w):
-    """W as a contiguous [in, out] tensor, made once per weight and version
-    (an optimizer step makes a new one) and dropped with the weight."""
-    key = id(w)
-    hit = _weight_copies.get(key)
-    if hit is not None and hit[0]() is w and hit[1] == w._version:
-        return hit[2]
-    with torch.no_grad():
-        c = w.detach().t().contiguous()
-    _weight_copies[key] = (weakref.ref(w, lambda _: _weight_copies.pop(key, None)), w._version, c)
-    return c
+# Matmuls of many rows read inference weights from [in, out] copies on
+# XLA:CPU (see _dot_layout.py).
+_DOT_LAYOUT_MIN_ROWS = _dot_layout.MIN_ROWS
+_weight_copies = _dot_layout.copies
+_dot_layout_applies = _dot_layout.applies
+_in_out_copy = _dot_layout.in_out
 
 
 def _weights_in_dot_layout(gm):

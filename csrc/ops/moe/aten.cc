@@ -1,0 +1,85 @@
+// torch.ops.torch_pjrt.moe_experts: a mixture-of-experts layer's experts as
+// one op (lowering: moe.h), with a meta kernel so torch.compile and meta
+// tensors see its shape. python/torch_pjrt/kernels/moe.py hands it to
+// transformers' experts registry and gives it a backward.
+#include <torch/library.h>
+
+#include <string>
+
+#include "aten/library.h"
+#include "aten/tensor.h"
+#include "ops/moe/moe.h"
+
+namespace tpu {
+namespace {
+
+using ops::Activation;
+
+Activation activation_named(const std::string& name) {
+  if (name == "silu") return Activation::Silu;
+  if (name == "gelu") return Activation::Gelu;
+  if (name == "gelu_tanh") return Activation::GeluTanh;
+  if (name == "relu") return Activation::Relu;
+  TORCH_CHECK(false, "moe_experts: unsupported activation '", name, "' (silu, gelu, gelu_tanh or relu)");
+}
+
+void check_args(const at::Tensor& hidden, const at::Tensor& index, const at::Tensor& weights, const at::Tensor& gate_up,
+                const at::Tensor& down, const std::string& act, bool in_out) {
+  activation_named(act);
+  TORCH_CHECK(hidden.dim() == 2, "moe_experts: hidden_states must be [tokens, hidden], got ", hidden.sizes());
+  TORCH_CHECK(index.dim() == 2 && index.size(0) == hidden.size(0),
+              "moe_experts: top_k_index must be [tokens, top_k] with hidden_states' tokens, got ", index.sizes());
+  TORCH_CHECK(!at::isFloatingType(index.scalar_type()) && !at::isComplexType(index.scalar_type()) &&
+                  index.scalar_type() != at::kBool,
+              "moe_experts: top_k_index must hold integers, got ", index.scalar_type());
+  TORCH_CHECK(weights.sizes() == index.sizes(), "moe_experts: top_k_weights ", weights.sizes(),
+              " must have top_k_index's shape ", index.sizes());
+  TORCH_CHECK(gate_up.dim() == 3 && down.dim() == 3 && gate_up.size(0) == down.size(0), "moe_experts: gate_up_proj ",
+              in_out ? "[experts, hidden, 2 * inter]" : "[experts, 2 * inter, hidden]", " and down_proj ",
+              in_out ? "[experts, inter, hidden]" : "[experts, hidden, inter]", " expected, got ", gate_up.sizes(),
+              " and ", down.sizes());
+  // (features in, features out) of each expert matrix.
+  int64_t gi = gate_up.size(in_out ? 1 : 2), go = gate_up.size(in_out ? 2 : 1);
+  int64_t di = down.size(in_out ? 1 : 2), dout = down.size(in_out ? 2 : 1);
+  int64_t h = hidden.size(1);
+  TORCH_CHECK(gi == h && go == 2 * di && dout == h, "moe_experts: gate_up_proj ", gate_up.sizes(), " and down_proj ",
+              down.sizes(), " do not fit hidden size ", h);
+  at::ScalarType t = hidden.scalar_type();
+  TORCH_CHECK(t == at::kFloat || t == at::kBFloat16 || t == at::kHalf,
+              "moe_experts: hidden_states must be float32, bfloat16 or float16, got ", t);
+  TORCH_CHECK(gate_up.scalar_type() == t && down.scalar_type() == t && weights.scalar_type() == t,
+              "moe_experts: hidden_states, top_k_weights and the expert weights must share one dtype, got ", t, ", ",
+              weights.scalar_type(), ", ", gate_up.scalar_type(), " and ", down.scalar_type());
+}
+
+at::Tensor moe_experts(const at::Tensor& hidden, const at::Tensor& index, const at::Tensor& weights,
+                       const at::Tensor& gate_up, const at::Tensor& down, c10::string_view act_name, bool in_out) {
+  std::string act(act_name);
+  check_args(hidden, index, weights, gate_up, down, act, in_out);
+  at::Device device = common_device({&hidden, &index, &weights, &gate_up, &down});
+  int64_t tile = ops::moe_tile_rows(index.numel(), gate_up.size(0));
+  engine::Ref r = op1(
+      "moe_experts", {read(hidden), read(index), read(weights), read(gate_up), read(down)}, type_of(hidden),
+      [](shlo::Builder& b, const std::vector<shlo::Value>& in, Activation a, bool in_out, int64_t tile) {
+        return std::vector<shlo::Value>{ops::moe_experts(b, in[0], in[1], in[2], in[3], in[4], a, in_out, tile)};
+      },
+      activation_named(act), in_out, tile);
+  return wrap(r, device);
+}
+
+at::Tensor moe_experts_meta(const at::Tensor& hidden, const at::Tensor& index, const at::Tensor& weights,
+                            const at::Tensor& gate_up, const at::Tensor& down, c10::string_view act, bool in_out) {
+  check_args(hidden, index, weights, gate_up, down, std::string(act), in_out);
+  return at::empty_like(hidden, at::MemoryFormat::Contiguous);
+}
+
+}  // namespace
+}  // namespace tpu
+
+TORCH_LIBRARY_FRAGMENT(torch_pjrt, m) {
+  m.def(
+      "moe_experts(Tensor hidden_states, Tensor top_k_index, Tensor top_k_weights, Tensor gate_up_proj, "
+      "Tensor down_proj, str activation, bool in_out=False) -> Tensor");
+}
+TORCH_LIBRARY_IMPL(torch_pjrt, PrivateUse1, m) { tpu::Kernels(m).impl("moe_experts", &tpu::moe_experts); }
+TORCH_LIBRARY_IMPL(torch_pjrt, Meta, m) { m.impl("moe_experts", &tpu::moe_experts_meta); }

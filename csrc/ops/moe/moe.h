@@ -1,0 +1,35 @@
+// A mixture-of-experts layer's experts as one program: every (token, choice)
+// pair is sorted by expert, each active expert's weights are read once for
+// all of its rows, and the weighted results are summed back per token.
+//
+// Static shapes and data-dependent groups meet in a loop: the program walks
+// the experts, and for each walks its sorted rows in tiles of `tile` rows
+// (a loop that runs zero times for an idle expert), so the work done follows
+// the routing, not experts x tokens as a masked dense product would. Pairs
+// routed to an id outside [0, experts) (expert parallelism's sentinel for
+// an expert held elsewhere) contribute nothing.
+#pragma once
+
+#include <cstdint>
+
+#include "ops/activation/activation.h"
+#include "shlo/builder.h"
+
+namespace ops {
+
+// hidden [T, H]; top_k_index [T, K] (any integer type); top_k_weights
+// [T, K]; gate_up [E, 2I, H] (gate rows first, then up rows, as
+// nn.Linear weights); down [E, H, I]; with `in_out`, both with their last
+// two dims swapped ([E, H, 2I] and [E, I, H]). Result [T, H] in hidden's
+// dtype:
+//   out[t] = sum_k w[t,k] * down[e] @ (act(gate[e] @ x[t]) * (up[e] @ x[t])),
+// e = top_k_index[t,k]. Products accumulate in f32 for f16/bf16 and each
+// projection is rounded to the input dtype, as PyTorch's layers round.
+shlo::Value moe_experts(shlo::Builder& b, shlo::Value hidden, shlo::Value top_k_index, shlo::Value top_k_weights,
+                        shlo::Value gate_up, shlo::Value down, Activation act, bool in_out, int64_t tile);
+
+// Rows per tile for `pairs` (token, choice) pairs over `experts`: about the
+// mean rows an expert gets, a power of two within [8, 256].
+int64_t moe_tile_rows(int64_t pairs, int64_t experts);
+
+}  // namespace ops
