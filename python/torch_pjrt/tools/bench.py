@@ -5,7 +5,8 @@ CPU eager on the same machine, measured side by side in one run.
 model per eager mode, (c) greedy decoding tokens/s per mode at batch 1 and
 64, (d) time to the first training step with a cold and a warm disk cache.
 With --dist instead: all_reduce across two local processes, tpu tensors
-through tpu_dist beside gloo on CPU tensors (dist.json).
+through tpu_dist beside gloo on CPU tensors (dist.json); with --moe: MoE
+decoding per experts implementation (bench_moe.py, moe.json).
 Medians over repeats, warm-up excluded; the sides alternate round by
 round (PyTorch, then each mode) so drift on a shared machine hits all
 alike. Writes bench.json and bench.png."""
@@ -567,9 +568,16 @@ def main(argv=None):
                     help="only the per-op latencies beside PyTorch CPU eager and the launch floor")
     ap.add_argument("--dist", action="store_true",
                     help="only all_reduce across 2 local processes: tpu_dist beside gloo (dist.json)")
+    ap.add_argument("--moe", action="store_true",
+                    help="only Qwen3-MoE decoding per experts implementation, with the roofline (moe.json)")
+    ap.add_argument("--moe-batches", default="1,8,64")
+    ap.add_argument("--moe-caches", default="dynamic,static")
     a = ap.parse_args(argv)
     if a.dist:
         return _write_dist(a)
+    if a.moe:
+        from . import bench_moe
+        return bench_moe.main(a)
     # One thread on both sides (as in PERFORMANCE.md): PyTorch's intra-op
     # pool and XLA's Eigen pool; with two threads on a loaded 2-core machine
     # the figures swing several-fold. Set before the plugin starts.

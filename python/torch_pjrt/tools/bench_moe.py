@@ -1,0 +1,173 @@
+"""python -m torch_pjrt bench --moe: greedy decoding of a Qwen3-MoE model
+from its config, ms per generated token, for each experts implementation on
+`tpu` (the MoE kernel, transformers' "grouped_mm", "batched_mm" and "eager")
+beside PyTorch CPU with "grouped_mm", per batch size and KV cache
+(dynamic, static), with each batch's roofline. Writes moe.json and moe.png.
+
+Per-token time is (time of N new tokens - time of 2) / (N - 2): prefill and
+the first step drop out. Every side is warmed up (its programs compiled or
+loaded) before the timed rounds; the rounds alternate the sides. Roofline of
+a step: the larger of the bytes it must read (every non-expert weight, and
+each expert the batch routes to once: the expected count of distinct
+experts under uniform routing) over the device's measured read bandwidth,
+and its matmul flops over the device's measured matmul throughput.
+"""
+import copy
+import json
+import os
+import time
+
+import torch
+
+import torch_pjrt
+
+from . import bench
+
+CONFIG = dict(hidden_size=512, intermediate_size=1408, num_hidden_layers=4, num_attention_heads=8,
+              num_key_value_heads=4, head_dim=64, num_experts=32, num_experts_per_tok=4, moe_intermediate_size=256,
+              vocab_size=32000)
+
+# side -> (device, experts implementation). "grouped_mm" on tpu runs under
+# a name generate() does not switch to "batched_mm" for decoding.
+SIDES = {"tpu_kernel": ("tpu", "tpu_experts"), "tpu_grouped_mm": ("tpu", "grouped_mm_kept"),
+         "tpu_batched_mm": ("tpu", "batched_mm"), "tpu_eager": ("tpu", "eager"),
+         "torch_cpu_grouped_mm": ("cpu", "grouped_mm")}
+
+
+def _register_kept_grouped_mm():
+    from transformers.integrations import moe
+    standard = moe.ExpertsInterface._global_mapping["grouped_mm"]
+    moe.ExpertsInterface.register("grouped_mm_kept", getattr(standard, "standard", standard))
+
+
+def _timed(fn, sync):
+    t0 = time.perf_counter()
+    fn()
+    sync()
+    return time.perf_counter() - t0
+
+
+def device_rates():
+    """(read bandwidth bytes/s, matmul flop/s) of the tpu device, best of 5."""
+    x = torch.randn(32 << 20, device="tpu")  # 128 MiB
+    a, b = torch.randn(1024, 1024, device="tpu"), torch.randn(1024, 1024, device="tpu")
+    sync = torch.tpu.synchronize
+    keep = []  # results held, so no eager mode drops the work as unused
+    read = min(_timed(lambda: keep.append(x.sum()), sync) for _ in range(6))
+    mm = min(_timed(lambda: keep.append(a @ b), sync) for _ in range(6))
+    return x.numel() * 4 / read, 2 * 1024**3 / mm
+
+
+def roofline(cfg, batch, bandwidth, flops_rate):
+    h, e, k = cfg["hidden_size"], cfg["num_experts"], cfg["num_experts_per_tok"]
+    heads, kv, hd = cfg["num_attention_heads"], cfg["num_key_value_heads"], cfg["head_dim"]
+    attn = h * hd * (2 * heads + 2 * kv)  # q, k, v, o projections
+    expert = 3 * h * cfg["moe_intermediate_size"]
+    router = h * e
+    head = h * cfg["vocab_size"]
+    layers = cfg["num_hidden_layers"]
+    distinct = e * (1 - (1 - k / e) ** batch)
+    read = 4 * (layers * (attn + router + distinct * expert) + head)
+    flops = 2 * batch * (layers * (attn + router + k * expert) + head)
+    return max(read / bandwidth, flops / flops_rate), {"bytes": read, "flops": flops, "distinct_experts": distinct}
+
+
+def bench_moe(batches, caches, new_tokens, repeats):
+    from transformers import Qwen3MoeConfig, Qwen3MoeForCausalLM
+    _register_kept_grouped_mm()
+    torch.manual_seed(0)
+    cfg = dict(CONFIG)
+    base = Qwen3MoeForCausalLM(Qwen3MoeConfig(**cfg, eos_token_id=None)).eval()
+    models = {"cpu": base, "tpu": copy.deepcopy(base).to("tpu")}
+    bandwidth, flops_rate = device_rates()
+    print(f"  device: read {bandwidth / 1e9:.1f} GB/s, matmul {flops_rate / 1e9:.1f} GFLOP/s")
+    out = {"config": cfg, "read_bandwidth_gb_s": bandwidth / 1e9, "matmul_gflop_s": flops_rate / 1e9, "rows": {}}
+    for cache in caches:
+        for batch in batches:
+            prompt = torch.randint(1, cfg["vocab_size"], (batch, 8))
+
+            def side(name, n):
+                device, impl = SIDES[name]
+                model = models[device]
+                p = prompt.to(device)
+                kw = {"cache_implementation": "static"} if cache == "static" else {}
+
+                def run():
+                    model.set_experts_implementation(impl)
+                    with torch.no_grad(), torch_pjrt.kernels.standard_only():
+                        model.generate(p, attention_mask=torch.ones_like(p), max_new_tokens=n, min_new_tokens=n,
+                                       do_sample=False, **kw)
+                return run, (torch.tpu.synchronize if device == "tpu" else bench._no_sync)
+
+            for name in SIDES:  # warm-up: both lengths' programs compiled or loaded
+                _timed(*side(name, 2))
+                _timed(*side(name, new_tokens))
+            times = {name: [] for name in SIDES}
+            for _ in range(repeats):
+                for name in SIDES:
+                    short, long_ = _timed(*side(name, 2)), _timed(*side(name, new_tokens))
+                    times[name].append((long_ - short) / (new_tokens - 2))
+            roof, parts = roofline(cfg, batch, bandwidth, flops_rate)
+            row = {f"{name}_ms_per_token": 1e3 * min(t) for name, t in times.items()}
+            row.update(roofline_ms=1e3 * roof, **parts)
+            out["rows"][f"{cache}_b{batch}"] = row
+            cells = "  ".join(f"{name} {row[f'{name}_ms_per_token']:8.1f}" for name in SIDES)
+            print(f"  {cache:<7} b{batch:<3} ms/token: {cells}  roofline {1e3 * roof:6.1f}")
+    models["tpu"].set_experts_implementation("grouped_mm")
+    return out
+
+
+def ratios(res):
+    """At batch 64 (the dynamic cache, generate()'s default): speed-ups of
+    the kernel (slower time / kernel time) and its time over the roofline."""
+    row = res["rows"].get("dynamic_b64") or next(r for k, r in res["rows"].items() if k.endswith("_b64"))
+    kernel = row["tpu_kernel_ms_per_token"]
+    best = min(row[f"tpu_{n}_ms_per_token"] for n in ("grouped_mm", "batched_mm", "eager"))
+    return {"kernel_speedup_over_batched_mm_b64": row["tpu_batched_mm_ms_per_token"] / kernel,
+            "kernel_speedup_over_best_standard_b64": best / kernel,
+            "kernel_speedup_over_torch_cpu_grouped_mm_b64": row["torch_cpu_grouped_mm_ms_per_token"] / kernel,
+            "kernel_over_roofline_b64": kernel / row["roofline_ms"]}
+
+
+def chart(res, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    rows = list(res["rows"])
+    fig, ax = plt.subplots(figsize=(9, 0.5 * len(rows) * len(SIDES) / 2 + 1.5))
+    width = 0.8 / (len(SIDES) + 1)
+    for i, name in enumerate(list(SIDES) + ["roofline"]):
+        key = "roofline_ms" if name == "roofline" else f"{name}_ms_per_token"
+        ax.barh([j + i * width for j in range(len(rows))], [res["rows"][r][key] for r in rows], width, label=name)
+    ax.set_yticks([j + 0.4 for j in range(len(rows))], rows)
+    ax.set_xscale("log")
+    ax.set_xlabel("ms per generated token (lower is better)")
+    ax.legend(fontsize=8)
+    ax.invert_yaxis()
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    return True
+
+
+def main(a):
+    torch.set_num_threads(1)
+    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+    batches = [int(b) for b in a.moe_batches.split(",")]
+    caches = a.moe_caches.split(",")
+    print(f"MoE decoding (Qwen3-MoE from config), {a.decode_tokens} new tokens, best of {a.repeats}")
+    with bench._process_mode("fused"):
+        res = bench_moe(batches, caches, max(a.decode_tokens, 3), a.repeats)
+    res["runtime"] = torch_pjrt.runtime_info()
+    res["mode"] = "fused"
+    if any(k.endswith("_b64") for k in res["rows"]):
+        res["ratios"] = ratios(res)
+        print("ratios:", json.dumps(res["ratios"], indent=2))
+    os.makedirs(a.out, exist_ok=True)
+    with open(os.path.join(a.out, "moe.json"), "w") as f:
+        json.dump(res, f, indent=2)
+    drew = chart(res, os.path.join(a.out, "moe.png"))
+    print(f"wrote {os.path.join(a.out, 'moe.json')}" + (" and moe.png" if drew else ""))
+    return 0
