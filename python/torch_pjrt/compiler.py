@@ -287,8 +287,9 @@ _in_out_copy = _dot_layout.in_out
 
 def _weights_in_dot_layout(gm):
     """Serves each inference-graph weight that only feeds matmuls of many
-    rows as x @ W.T from an [in, out] copy: a new graph input, filled at
-    each call from the copy made for that weight. The graph computes the
+    rows as x @ W.T, and the MoE kernel's expert tensors, from an [in, out]
+    copy: a new graph input, filled at each call from the copy made for that
+    weight. The graph computes the
     same values; only which buffer the matmul reads changes. Returns the
     positions of the weights whose copies the caller appends, in order."""
     mm_rhs = {torch.ops.aten.mm.default: 1, torch.ops.aten.addmm.default: 2}
@@ -317,6 +318,22 @@ def _weights_in_dot_layout(gm):
                 last.meta["val"] = v.new_empty((v.shape[1], v.shape[0]))
             t.replace_all_uses_with(copies[i])
             gm.graph.erase_node(t)
+    # The MoE kernel's expert tensors, [experts, out, in], read as [experts,
+    # in, out] (the op's in_out form) when both are static inputs.
+    moe = torch.ops.torch_pjrt.moe_experts.default
+    for u in list(gm.graph.nodes):
+        if u.target is not moe or len(u.args) > 6 and u.args[6] or u.kwargs.get("in_out"):
+            continue
+        pos = [placeholders.index(w) if w in placeholders else None for w in u.args[3:5]]
+        if any(p is None or p not in static for p in pos):
+            continue
+        for p in pos:
+            if p not in copies:
+                v = placeholders[p].meta["val"]
+                with gm.graph.inserting_after(last):
+                    last = copies[p] = gm.graph.placeholder(f"{placeholders[p].name}_in_out")
+                last.meta["val"] = v.new_empty((v.shape[0], v.shape[2], v.shape[1]))
+        u.args = (*u.args[:3], copies[pos[0]], copies[pos[1]], u.args[5], True)
     if copies:
         gm.graph.lint()
         gm.recompile()

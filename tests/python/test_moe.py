@@ -189,3 +189,9 @@ def test_compiled_forward_runs_the_kernel():
     assert calls.call_count >= 2
     assert_close(out, model(ids).logits.detach(), atol=1e-4, rtol=1e-4)
     assert torch_pjrt.fallback_stats() == {}
+    # On XLA:CPU the compiled graph reads the experts from [in, out] copies.
+    from torch_pjrt import compiler
+    experts = dev.model.layers[0].mlp.experts
+    for w in (experts.gate_up_proj, experts.down_proj):
+        copy_ = compiler._weight_copies[id(w)][2]
+        assert torch.equal(copy_.cpu(), w.detach().transpose(1, 2).cpu())
