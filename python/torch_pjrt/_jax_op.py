@@ -223,6 +223,9 @@ class JaxOp:
         # op works (and can be compared) wherever its inputs live.
         import numpy as np
 
+        for a in args:
+            if a.device.type != "cpu":
+                raise RuntimeError(f"jax_op {self.name}: no kernel for tensors on {a.device}")
         jax = self._jax
         key = self._key(list(args))
         self._shape_of(key)  # the output template __call__ reads
@@ -230,11 +233,7 @@ class JaxOp:
             arrays = [_to_numpy(a) for a in args]
             out = jax.jit(self.fn)(*arrays)
             leaves = jax.tree_util.tree_leaves(out)
-            result = [_from_numpy(np.asarray(leaf)) for leaf in leaves]
-        for a in args:
-            if a.device.type != "cpu":
-                raise RuntimeError(f"jax_op {self.name}: no kernel for tensors on {a.device}")
-        return result
+            return [_from_numpy(np.asarray(leaf)) for leaf in leaves]
 
     # ---- autograd through jax.vjp
 

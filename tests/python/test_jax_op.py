@@ -48,6 +48,9 @@ def test_function_matches_jax():
     torch.testing.assert_close(op(x2.to(TPU), w2.to(TPU)).cpu(), by_jax(mlp, x2, w2), atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(op(x.to(TPU), w.to(TPU)).cpu(), by_jax(mlp, x, w), atol=1e-5, rtol=1e-5)
     assert len(op._exports) == 2
+    # A strided view is read as its values, like any kernel's input.
+    got = op(x.to(TPU), w.to(TPU).T)
+    torch.testing.assert_close(got.cpu(), by_jax(mlp, x, w.T.contiguous()), atol=1e-5, rtol=1e-5)
 
 
 def test_with_ops_around_it_and_called_twice():
@@ -65,13 +68,15 @@ def test_with_ops_around_it_and_called_twice():
 
 def test_multiple_outputs_in_a_tree():
     def f(x, y):
-        return {"sum": x + y, "stats": (jnp.max(x, axis=0), jnp.argmax(y, axis=1))}
+        return {"sum": x + y, "stats": (jnp.max(x, axis=0), jnp.argmax(y, axis=1)), "total": jnp.sum(x * y)}
 
     op = torch_pjrt.jax_op(fresh("tree"), f)
     x, y = torch.randn(4, 5), torch.randn(4, 5)
     got = op(x.to(TPU), y.to(TPU))
     want = by_jax(f, x, y)
-    assert set(got) == {"sum", "stats"} and isinstance(got["stats"], tuple)
+    assert set(got) == {"sum", "stats", "total"} and isinstance(got["stats"], tuple)
+    assert got["total"].shape == ()
+    torch.testing.assert_close(got["total"].cpu(), want["total"], atol=1e-5, rtol=1e-5)
     torch.testing.assert_close(got["sum"].cpu(), want["sum"], atol=1e-6, rtol=1e-6)
     torch.testing.assert_close(got["stats"][0].cpu(), want["stats"][0])
     assert got["stats"][1].dtype == torch.int32
