@@ -316,3 +316,34 @@ def test_import_never_loads_jax_and_missing_jax_is_a_clear_error():
     )
     assert r.returncode == 0, r.stderr
     assert "error:" in r.stdout and "pip install jax" in r.stdout, r.stdout
+
+
+CACHED = r"""
+import torch, torch_pjrt, jax.numpy as jnp
+def f(x, w):
+    return jnp.tanh(x @ w) * 2 + jnp.sin(x).sum(-1, keepdims=True)
+op = torch_pjrt.jax_op("cached", f)
+x, w = torch.randn(5, 4), torch.randn(4, 4)
+got = op(x.to("tpu"), w.to("tpu")).cpu()
+assert torch.allclose(got, torch.tanh(x @ w) * 2 + torch.sin(x).sum(-1, keepdim=True), atol=1e-5), "wrong result"
+s = torch_pjrt.cache_stats()
+print("STATS", s["misses"], s["disk_hits"])
+"""
+
+
+@pytest.mark.once("the disk cache's files and processes do not depend on the eager mode")
+def test_second_process_compiles_nothing(tmp_path):
+    # The node's key is a digest of the function's text without locations:
+    # the same function defined on other lines is the same program.
+    def run(code):
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path), TORCH_PJRT_CACHE_DIR=str(tmp_path),
+                   TORCH_PJRT_EAGER_MODE="strict")
+        r = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env=env, timeout=300)
+        assert r.returncode == 0, r.stderr
+        line = [ln for ln in r.stdout.splitlines() if ln.startswith("STATS")][0]
+        return [int(v) for v in line.split()[1:]]
+
+    misses, disk_hits = run(CACHED)
+    assert misses > 0 and disk_hits == 0
+    misses, disk_hits = run("\n\n\n# moved\n" + CACHED)
+    assert misses == 0 and disk_hits > 0
