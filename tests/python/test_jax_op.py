@@ -126,6 +126,15 @@ def test_autograd_matches_jax_grad():
     torch.testing.assert_close(wt.grad.cpu(), torch.from_numpy(np.array(gw)), atol=1e-5, rtol=1e-5)
 
 
+def test_gradcheck_and_second_order_in_float64():
+    # The backward is itself a jax_op, so it has a backward of its own.
+    op = torch_pjrt.jax_op(fresh("mlp_gradcheck"), mlp)
+    x = torch.randn(3, 2, dtype=torch.float64, device=TPU, requires_grad=True)
+    w = torch.randn(2, 2, dtype=torch.float64, device=TPU, requires_grad=True)
+    assert torch.autograd.gradcheck(op, (x, w))
+    assert torch.autograd.gradgradcheck(op, (x, w))
+
+
 def test_autograd_with_an_int_input_and_output():
     def f(x, idx):
         return jnp.take(x, idx, axis=0) * 2.0, idx + 1
