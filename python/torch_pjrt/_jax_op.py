@@ -14,6 +14,7 @@ JAX stays optional: nothing here imports it until a ``jax_op`` is made.
 
 from __future__ import annotations
 
+import contextlib
 import importlib
 import threading
 
@@ -84,11 +85,12 @@ def _platform() -> str:
 def _x64(jax, wide: bool):
     # JAX computes in 32 bits unless x64 is enabled, and would narrow an
     # int64 / float64 input to 32 bits, so the exported signature would not
-    # match the torch tensors it is called on. Signatures with a 64-bit
-    # input are therefore traced with x64 on (dtypes stay torch's); the
-    # others with x64 off, so the function's own defaults (jnp.zeros(n),
-    # jnp.arange) are what they are under plain JAX.
-    return jax.enable_x64(bool(wide))
+    # match the torch tensors it is called on (and int64 values past 2**31
+    # would be lost). Signatures with a 64-bit input are therefore traced
+    # with x64 on, keeping torch's dtypes; the others under the user's own
+    # JAX configuration, so the function's defaults (jnp.zeros(n),
+    # jnp.arange) are what they would be under plain JAX.
+    return jax.enable_x64(True) if wide else contextlib.nullcontext()
 
 
 class _Signature:
@@ -106,7 +108,7 @@ class JaxOp:
     list / dict of them). ``.op`` is the underlying torch custom op, taking
     and returning lists of tensors."""
 
-    def __init__(self, name: str, fn, donate_argnums=(), _differentiable=True):
+    def __init__(self, name: str, fn, donate_argnums=()):
         if not isinstance(name, str) or not name.isidentifier():
             raise ValueError(f"jax_op: name must be a Python identifier, got {name!r}")
         if not callable(fn):
@@ -124,11 +126,11 @@ class JaxOp:
         self._shapes = {}  # signature key -> (output template, out avals) from eval_shape
         self._templates = {}  # signature key -> output template
         self._backward = None
-        self.op = self._define(_differentiable)
+        self.op = self._define()
 
     # ---- the torch custom op
 
-    def _define(self, differentiable):
+    def _define(self):
         qualname = f"torch_pjrt_jax::{self.name}"
         if qualname in _DEFINED:
             raise ValueError(f"jax_op: an op named {self.name!r} already exists; give each function its own name")
@@ -137,8 +139,7 @@ class JaxOp:
         )
         op.register_kernel("tpu")(self._tpu_kernel)
         op.register_fake(self._fake_kernel)
-        if differentiable:
-            op.register_autograd(self._backward_fn, setup_context=self._setup_context)
+        op.register_autograd(self._backward_fn, setup_context=self._setup_context)
         _DEFINED.add(qualname)
         return op
 
@@ -273,6 +274,7 @@ class JaxOp:
         fn = self.fn
 
         def backward(*args):
+            import jax.numpy as jnp
             import numpy as np
 
             n = len(args) - len(diff_out)
@@ -288,9 +290,11 @@ class JaxOp:
             leaves, tree = jax.tree_util.tree_flatten(out)
             # Integer outputs take float0 cotangents (they have no gradient).
             ct_leaves = [np.zeros(leaf.shape, dtype=jax.dtypes.float0) for leaf in leaves]
+            # torch's complex gradients are the conjugates of JAX's
+            # cotangents (conj(x) is x for real values).
             for i, ct in zip(diff_out, cts):
-                ct_leaves[i] = ct
-            return list(vjp(jax.tree_util.tree_unflatten(tree, ct_leaves)))
+                ct_leaves[i] = jnp.conj(ct)
+            return [jnp.conj(g) for g in vjp(jax.tree_util.tree_unflatten(tree, ct_leaves))]
 
         suffix = "_".join(map(str, diff_in)) + "__" + "_".join(map(str, diff_out))
         op = JaxOp(f"{self.name}__vjp_{suffix}", backward)

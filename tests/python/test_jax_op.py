@@ -135,6 +135,22 @@ def test_gradcheck_and_second_order_in_float64():
     assert torch.autograd.gradgradcheck(op, (x, w))
 
 
+def test_complex_gradients_follow_torch_convention():
+    # torch's gradient of a complex input is the conjugate of JAX's; the
+    # same function written in torch is the reference here.
+    def f(z, w):
+        return jnp.sin(z) * w + z * jnp.conj(z)
+
+    op = torch_pjrt.jax_op(fresh("complex_grad"), f)
+    z, w, c = torch.randn(6, dtype=torch.complex64), torch.randn(6), torch.randn(6, dtype=torch.complex64)
+    zt, wt = z.to(TPU).requires_grad_(), w.to(TPU).requires_grad_()
+    (op(zt, wt) * c.to(TPU)).real.sum().backward()
+    zc, wc = z.clone().requires_grad_(), w.clone().requires_grad_()
+    ((torch.sin(zc) * wc + zc * zc.conj()) * c).real.sum().backward()
+    torch.testing.assert_close(zt.grad.cpu(), zc.grad, atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(wt.grad.cpu(), wc.grad, atol=1e-5, rtol=1e-5)
+
+
 def test_autograd_with_an_int_input_and_output():
     def f(x, idx):
         return jnp.take(x, idx, axis=0) * 2.0, idx + 1
