@@ -185,17 +185,29 @@ def test_inside_torch_compile(monkeypatch):
         want = torch.relu(by_jax(mlp, lin(x), w)) + 1
     block = block.to(TPU)
     compiled = torch.compile(block, backend="tpu", fullgraph=True)
+    # The graph's replay through the tpu kernels runs the op's kernel once
+    # (recording it into the program).
+    calls = []
+    real_call = torch_pjrt._C._foreign_call
+
+    def counted(*args, **kwargs):
+        calls.append(args[0])
+        return real_call(*args, **kwargs)
+
+    monkeypatch.setattr(torch_pjrt._C, "_foreign_call", counted)
     with torch.no_grad():
         got = compiled(x.to(TPU), w.to(TPU))
         torch.testing.assert_close(got.cpu(), want, atol=1e-5, rtol=1e-5)
+    assert len(calls) == 1
 
-        # The op was recorded into the graph's program: later calls launch
-        # that program and never run the op's kernel again.
-        def kernel_ran(*args, **kwargs):
-            raise AssertionError("the op's kernel ran outside the compiled program")
+    # The op was recorded into the graph's program: later calls launch that
+    # program and never run the op's kernel again.
+    def kernel_ran(*args, **kwargs):
+        raise AssertionError("the op's kernel ran outside the compiled program")
 
-        monkeypatch.setattr(torch_pjrt._C, "_foreign_call", kernel_ran)
-        x2 = torch.randn(5, 4)
+    monkeypatch.setattr(torch_pjrt._C, "_foreign_call", kernel_ran)
+    x2 = torch.randn(5, 4)
+    with torch.no_grad():
         want2 = torch.relu(by_jax(mlp, lin(x2), w)) + 1
         torch.testing.assert_close(compiled(x2.to(TPU), w.to(TPU)).cpu(), want2, atol=1e-5, rtol=1e-5)
 
