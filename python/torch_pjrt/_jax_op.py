@@ -150,7 +150,10 @@ class JaxOp:
                     f"jax_op {self.name}: argument {i} is a {type(a).__name__}; pass tensors only "
                     "(bind other arguments with functools.partial)"
                 )
-        return tuple((tuple(a.shape), a.dtype) for a in args)
+        # int(): a symbolic size (torch.compile's dynamic shapes) is
+        # specialised, as the tpu's compiled graphs are: an export is for
+        # concrete shapes.
+        return tuple((tuple(int(d) for d in a.shape), a.dtype) for a in args)
 
     def _specs(self, key):
         jax = self._jax

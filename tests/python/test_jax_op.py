@@ -212,6 +212,17 @@ def test_inside_torch_compile(monkeypatch):
         torch.testing.assert_close(compiled(x2.to(TPU), w.to(TPU)).cpu(), want2, atol=1e-5, rtol=1e-5)
 
 
+def test_torch_compile_dynamic_shapes_specialise():
+    def f(x):
+        return jnp.tanh(x) * 2
+
+    op = torch_pjrt.jax_op(fresh("dynamic"), f)
+    g = torch.compile(lambda x: op(x) + 1, backend="tpu", dynamic=True)
+    for n in (3, 5):
+        x = torch.randn(n, 4)
+        torch.testing.assert_close(g(x.to(TPU)).cpu(), by_jax(f, x) + 1, atol=1e-6, rtol=1e-6)
+
+
 def test_torch_compile_training_step():
     op = torch_pjrt.jax_op(fresh("mlp_train"), mlp)
     x, w = torch.randn(5, 4), torch.randn(4, 4)
