@@ -65,20 +65,27 @@ std::vector<at::Tensor> call_module(const std::string& digest, const std::vector
   for (int64_t i : donate)
     TORCH_CHECK_VALUE(i >= 0 && i < static_cast<int64_t>(inputs.size()), "jax_op: cannot donate argument ", i, " of ",
                       inputs.size());
-  engine::OpScope scope;
-  at::Device device = inputs.empty() ? common_device({}) : inputs[0].device();
-  std::vector<engine::Ref> in;
-  in.reserve(inputs.size());
-  for (const at::Tensor& t : inputs) in.push_back(read(t));
-  std::vector<engine::Ref> outs = op(
-      "jax_op", in, m->outputs,
-      [](shlo::Builder& b, const Vals& v, const std::string& d) { return ops::foreign::call(b, v, d); }, digest);
-  std::vector<at::Tensor> result;
-  result.reserve(outs.size());
-  for (engine::Ref& r : outs) result.push_back(wrap(std::move(r), device));
-  in.clear();
-  release(inputs, donate);
-  return result;
+  // guarded: a plugin error met here (debug mode runs the op at once, a
+  // sticky error from earlier work) becomes the PyTorch exception other
+  // kernels raise.
+  return guarded("running a jax_op", [&] {
+    engine::OpScope scope;
+    const at::Device device = inputs.empty() ? common_device({}) : inputs[0].device();
+    std::vector<engine::Ref> in;
+    in.reserve(inputs.size());
+    for (const at::Tensor& t : inputs) {
+      TORCH_CHECK(t.device() == device, "jax_op: all inputs must be on one device, got ", device, " and ", t.device());
+      in.push_back(read(t));
+    }
+    std::vector<engine::Ref> outs = op(
+        "jax_op", std::move(in), m->outputs,
+        [](shlo::Builder& b, const Vals& v, const std::string& d) { return ops::foreign::call(b, v, d); }, digest);
+    std::vector<at::Tensor> result;
+    result.reserve(outs.size());
+    for (engine::Ref& r : outs) result.push_back(wrap(std::move(r), device));
+    release(inputs, donate);
+    return result;
+  });
 }
 
 }  // namespace
