@@ -59,10 +59,14 @@ def test_with_ops_around_it_and_called_twice():
     def f(x):
         return jnp.exp(-x * x) + jnp.cos(x)
 
+    def g(x):
+        return jnp.where(x > 0, jnp.sqrt(jnp.abs(x)), x)
+
     op = torch_pjrt.jax_op(fresh("bump"), f)
+    other = torch_pjrt.jax_op(fresh("other"), g)  # its @main must not collide with op's
     x = torch.randn(6, 7)
-    got = op(op(x.to(TPU).relu() * 2) - 1) + 0.5
-    want = by_jax(f, by_jax(f, x.relu() * 2) - 1) + 0.5
+    got = op(op(x.to(TPU).relu() * 2) - 1) + other(x.to(TPU)) * 0.5
+    want = by_jax(f, by_jax(f, x.relu() * 2) - 1) + by_jax(g, x) * 0.5
     torch.testing.assert_close(got.cpu(), want, atol=1e-5, rtol=1e-5)
 
 
@@ -94,6 +98,15 @@ def test_int_inputs_32_and_64_bit():
         ws, wg = by_jax(f, a, b, x64=dtype == torch.int64)
         assert s.dtype == dtype and g.dtype == torch.int8  # int64 stays int64: exported under x64
         assert torch.equal(s.cpu(), ws) and torch.equal(g.cpu(), wg)
+    # bool inputs and outputs.
+    def masked(x, mask):
+        return jnp.where(mask, x, -x), ~mask
+
+    mop = torch_pjrt.jax_op(fresh("masked"), masked)
+    x, mask = torch.randn(5), torch.rand(5) > 0.5
+    y, inv = mop(x.to(TPU), mask.to(TPU))
+    assert inv.dtype == torch.bool and torch.equal(inv.cpu(), ~mask)
+    assert torch.equal(y.cpu(), torch.where(mask, x, -x))
     # Large int64 values survive (no silent narrowing to 32 bits).
     big = torch.randint(2**40, 2**50, (4,), dtype=torch.int64)
     s, _ = op(big.to(TPU), big.to(TPU))
