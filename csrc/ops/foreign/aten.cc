@@ -44,7 +44,8 @@ void release(const std::vector<at::Tensor>& inputs, const std::vector<int64_t>& 
   if (engine::tracing()) return;
   for (int64_t i : donate) {
     at::Tensor t = inputs[i];
-    if (t.requires_grad()) continue;
+    // (.data / .detach() views may not change their metadata: kept too.)
+    if (t.requires_grad() || !t.unsafeGetTensorImpl()->allow_tensor_metadata_change()) continue;
     t.set_();
   }
 }
