@@ -17,7 +17,7 @@ TORCH_PJRT_CACHE_DIR=$(mktemp -d) TORCH_PJRT_PLUGIN_PATH=$PLUGIN build/release/c
 # same results however ops are grouped into programs.
 # Every package setup.sh installs is required: a test skipped for want of
 # one fails. -rs lists every skip with its reason.
-export TORCH_PJRT_TEST_REQUIRE=${TORCH_PJRT_TEST_REQUIRE-transformers,accelerate,diffusers,safetensors,expecttest,matplotlib}
+export TORCH_PJRT_TEST_REQUIRE=${TORCH_PJRT_TEST_REQUIRE-transformers,accelerate,diffusers,safetensors,expecttest,matplotlib,jax}
 pass() {
   TORCH_PJRT_EAGER_MODE=$1 .venv/bin/python -m pytest -q -rs -p no:cacheprovider tests/python "${@:2}"
 }

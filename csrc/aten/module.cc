@@ -18,6 +18,7 @@
 #include "engine/launch_floor.h"
 #include "engine/mode.h"
 #include "engine/runtime.h"
+#include "ops/foreign/python.h"
 
 namespace py = pybind11;
 
@@ -151,4 +152,5 @@ PYBIND11_MODULE(_C, m) {
   m.def("_set_platform_override", &tpu::set_platform_override);
   m.def("_f64_supported", &tpu::f64_supported);
   tpu::bind_compiled(m);
+  tpu::bind_foreign(m);
 }

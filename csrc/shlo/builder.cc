@@ -256,8 +256,22 @@ std::string Builder::finish(const std::vector<Value>& results, const std::vector
   s += blocks_.front();
   s += "    \"func.return\"(";
   for (size_t i = 0; i < results.size(); ++i) s += (i ? ", " : "") + name(results[i]);
-  s += ") : " + type_list(rt, true) + " -> ()\n  }\n}\n";
-  return s;
+  s += ") : " + type_list(rt, true) + " -> ()\n  }\n";
+  for (const auto& f : functions_) s += f.second;
+  return s + "}\n";
+}
+
+void Builder::add_functions(const std::string& key, const std::string& text) {
+  for (const auto& f : functions_)
+    if (f.first == key) return;
+  std::string t = text;
+  if (!t.empty() && t.back() != '\n') t += '\n';
+  functions_.emplace_back(key, std::move(t));
+}
+
+std::vector<Value> Builder::call(const std::string& callee, const std::vector<Value>& operands,
+                                 const std::vector<Type>& results) {
+  return op("func.call", operands, results, "callee = @" + callee);
 }
 
 // ------------------------------------------------------------ constants

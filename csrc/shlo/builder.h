@@ -129,12 +129,23 @@ class Builder {
   // (new_state, random bits of shape/dtype t) from a u64[2] state.
   std::pair<Value, Value> rng_bit_generator(Value state, const Type& t);
 
+  // ---- functions beside @main
+  // Adds MLIR text defining functions (func.func ..., symbols the caller
+  // made unique) to the module, printed after @main. Text added again under
+  // the same key is skipped, so a program calling one foreign module from
+  // several nodes defines its functions once.
+  void add_functions(const std::string& key, const std::string& text);
+  // "func.call" of a function of this module (one added above).
+  std::vector<Value> call(const std::string& callee, const std::vector<Value>& operands,
+                          const std::vector<Type>& results);
+
   int next_id() { return next_id_++; }
 
  private:
   std::string& out() { return blocks_.back(); }
   std::vector<Type> params_;
   std::vector<std::string> blocks_{std::string()};
+  std::vector<std::pair<std::string, std::string>> functions_;  // (key, text), in order added
   int next_id_ = 0;
   int indent_ = 2;
 };

@@ -41,6 +41,7 @@ _accelerate.install()  # Trainer and Accelerator default to tpu (see _accelerate
 from . import _dynamo_hook  # noqa: E402,F401  (torch.compile(backend="tpu"))
 from . import kernels  # noqa: E402,F401  (transformers' layers on tpu: see kernels/__init__.py)
 from . import distributed  # noqa: E402
+from ._jax_op import JaxOp, jax_op  # noqa: E402,F401  (imports jax only when used)
 
 distributed.install()  # the c10d backend "tpu_dist" (see distributed.py)
 
