@@ -213,10 +213,13 @@ def test_tied_weights_stay_tied():
 
 
 @pytest.mark.parametrize("name", ["qwen3_moe", "mixtral"])
-def test_moe_experts_use_grouped_mm(name):
-    """On the tpu transformers routes MoE experts through _grouped_mm (with
-    histc counting tokens per expert); forward and backward stay native."""
+def test_moe_experts_use_the_kernel_or_grouped_mm(name):
+    """On the tpu the "grouped_mm" experts run as torch_pjrt's experts
+    kernel (its backward recomputes through _grouped_mm); under
+    standard_only() transformers' own path runs, _grouped_mm with histc
+    counting tokens per expert. Both stay native, forward and backward."""
     from torch.utils._python_dispatch import TorchDispatchMode
+    from torch_pjrt.kernels import standard_only
 
     class Seen(TorchDispatchMode):
         def __init__(self):
@@ -230,10 +233,13 @@ def test_moe_experts_use_grouped_mm(name):
     model = MODELS[name][0]().to(TPU)
     assert model.config._experts_implementation == "grouped_mm"
     ids = torch.randint(2, V, (2, 12), device=TPU)
-    seen = Seen()
-    with seen:
+    kernel, standard = Seen(), Seen()
+    with kernel:
         model(ids, labels=ids).loss.backward()
-    assert {"_grouped_mm", "histc"} <= seen.ops
+    with standard_only(), standard:
+        model(ids, labels=ids).loss.backward()
+    assert "moe_experts" in kernel.ops
+    assert {"_grouped_mm", "histc"} <= standard.ops and "moe_experts" not in standard.ops
 
 
 @pytest.mark.parametrize("impl", ["eager", "batched_mm"])
