@@ -81,6 +81,17 @@ Value moe_experts(Builder& b, Value hidden, Value top_k_index, Value top_k_weigh
   Value starts = b.reduce(b.select(before, b.broadcast_in_dim(counts, ee, {1}), b.constant(DType::S32, 0, ee)),
                           i32(b, 0), {1}, "add");
 
+  // The experts that have rows, ascending, and how many: only they are
+  // visited, so an idle expert's weights are never sliced (at decode's few
+  // tokens most experts are idle). Ascending order keeps a tile's spill
+  // into the next expert's rows overwritten by that expert.
+  const Type se{DType::S32, {experts}};
+  Value idle = b.compare(Cmp::EQ, counts, b.constant(DType::S32, 0, {experts}));
+  Value active = b.sort({b.convert(idle, DType::S32), b.iota(se, 0)}, 0,
+                        [](Builder& r, const Vals& a) { return Vals{r.compare(Cmp::LT, a[0], a[1])}; })[1];
+  Value n_active = b.reduce(b.convert(b.op1("stablehlo.not", {idle}, Type{DType::PRED, {experts}}), DType::S32),
+                            i32(b, 0), {0}, "add");
+
   // The sorted pairs' inputs, with one tile of zero rows after them so the
   // last tile of the last expert never reaches past the end (a clamped
   // window would overwrite rows already written).
@@ -88,14 +99,14 @@ Value moe_experts(Builder& b, Value hidden, Value top_k_index, Value top_k_weigh
   Value xs = b.pad(take_rows(b, hidden, token_of), b.zero(dt), {0, 0}, {tile, 0}, {0, 0});
   Value ys = b.constant(dt, 0, {pairs + tile, h});
 
-  // Experts in order, each one's rows in tiles: a tile's rows past the
-  // expert's count belong to a later expert (or the padding) and are
-  // written again by it.
+  // The active experts in order, each one's rows in tiles: a tile's rows
+  // past the expert's count belong to a later expert (or the padding) and
+  // are written again by it.
   Vals outer = run(
-      b, {i32(b, 0), ys, xs, gate_up, down, counts, starts},
-      [experts](Builder& r, const Vals& s) { return Vals{r.compare(Cmp::LT, s[0], i32(r, experts))}; },
+      b, {i32(b, 0), ys, xs, gate_up, down, counts, starts, active, n_active},
+      [](Builder& r, const Vals& s) { return Vals{r.compare(Cmp::LT, s[0], s[8])}; },
       [&](Builder& r, const Vals& s) {
-        Value e = s[0], n = at(r, s[5], e), first = at(r, s[6], e), zero = i32(r, 0);
+        Value e = at(r, s[7], s[0]), n = at(r, s[5], e), first = at(r, s[6], e), zero = i32(r, 0);
         Value w1 = r.reshape(r.dynamic_slice(s[3], {e, zero, zero}, {1, w1_shape[0], w1_shape[1]}), w1_shape);
         Value w2 = r.reshape(r.dynamic_slice(s[4], {e, zero, zero}, {1, w2_shape[0], w2_shape[1]}), w2_shape);
         Vals inner = run(
@@ -112,7 +123,7 @@ Value moe_experts(Builder& b, Value hidden, Value top_k_index, Value top_k_weigh
               return Vals{
                   q.add(t[0], i32(q, 1)), q.dynamic_update_slice(t[1], y, {row, col}), t[2], t[3], t[4], t[5], t[6]};
             });
-        return Vals{r.add(e, i32(r, 1)), inner[1], s[2], s[3], s[4], s[5], s[6]};
+        return Vals{r.add(s[0], i32(r, 1)), inner[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]};
       });
 
   // Weighted by each pair's routing weight (a sentinel pair's row is
