@@ -33,6 +33,18 @@ def test_interleaved_runs_each_side_per_round_in_its_mode():
     assert torch_pjrt.get_eager_mode() == before  # and the caller gets its mode back
 
 
+def test_moe_ratios_are_speed_ups_and_none_where_a_side_failed():
+    from torch_pjrt.tools import bench_moe
+    row = {"tpu_kernel_ms_per_token": 10.0, "tpu_grouped_mm_ms_per_token": None,
+           "tpu_batched_mm_ms_per_token": 80.0, "tpu_eager_ms_per_token": 40.0,
+           "torch_cpu_grouped_mm_ms_per_token": 25.0, "roofline_ms": 5.0, "failed": {"tpu_grouped_mm": "E"}}
+    r = bench_moe.ratios({"rows": {"static_b1": dict(row, tpu_kernel_ms_per_token=1.0), "dynamic_b64": row}})
+    assert r == {"kernel_speedup_over_batched_mm_b64": 8.0, "kernel_speedup_over_best_standard_b64": 4.0,
+                 "kernel_speedup_over_torch_cpu_grouped_mm_b64": 2.5, "kernel_over_roofline_b64": 2.0}
+    r = bench_moe.ratios({"rows": {"dynamic_b64": dict(row, tpu_kernel_ms_per_token=None)}})
+    assert set(r.values()) == {None}
+
+
 def test_dist_size_labels_and_samples_per_size():
     assert [bench._size_label(n) for n in bench.DIST_SIZES] == ["4KiB", "64KiB", "1MiB", "16MiB", "64MiB"]
     assert bench._size_label(1536) == "1536B"

@@ -1,12 +1,15 @@
 """python -m torch_pjrt bench --moe: greedy decoding of a Qwen3-MoE model
 from its config, ms per generated token, for each experts implementation on
-`tpu` (the MoE kernel, transformers' "grouped_mm", "batched_mm" and "eager")
-beside PyTorch CPU with "grouped_mm", per batch size and KV cache
-(dynamic, static), with each batch's roofline. Writes moe.json and moe.png.
+`tpu` (the MoE kernel; transformers' default on a device, "grouped_mm"
+prefill and "batched_mm" decoding; "grouped_mm" throughout; "eager") beside
+PyTorch CPU with "grouped_mm", per batch size and KV cache (dynamic,
+static), with each batch's roofline. Writes moe.json and moe.png.
 
-Per-token time is (time of N new tokens - time of 2) / (N - 2): prefill and
-the first step drop out. Every side is warmed up (its programs compiled or
-loaded) before the timed rounds; the rounds alternate the sides. Roofline of
+Per-token time is (fastest run of N new tokens - fastest run of 2) / (N - 2):
+prefill and the first step drop out. Every side is warmed up (its programs
+compiled or loaded) before the timed rounds; the rounds alternate the sides.
+A side that fails in its warm-up is reported in the row's "failed" and
+timed as None, and the ratios that need it are None. Roofline of
 a step: the larger of the bytes it must read (every non-expert weight, and
 each expert the batch routes to once: the expected count of distinct
 experts under uniform routing) over the device's measured read bandwidth,
