@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "ops/elementwise/elementwise.h"
+#include "ops/reduction/reduction.h"
 
 namespace ops {
 
@@ -56,18 +57,7 @@ Value row(Builder& b, Value x, int64_t i, const Shape& shape) {
 }
 
 // Index of the largest value along `dim` (the first one among equals), S64.
-Value argmax(Builder& b, Value x, int64_t dim) {
-  Value idx = b.iota(Type{DType::S64, x.shape()}, dim);
-  return b.reduce_multi(
-      {x, idx}, {b.lowest(x.dtype()), b.zero(DType::S64)}, {dim}, [](Builder& b, const std::vector<Value>& a) {
-        // a: (acc value, acc index, next value, next index)
-        Value gt = b.compare(Cmp::GT, a[2], a[0]);
-        Value eq = b.compare(Cmp::EQ, a[2], a[0]);
-        Value lower = b.compare(Cmp::LT, a[3], a[1]);
-        Value take = b.op1("stablehlo.or", {gt, b.op1("stablehlo.and", {eq, lower}, eq.type)}, gt.type);
-        return std::vector<Value>{b.select(take, a[2], a[0]), b.select(take, a[3], a[1])};
-      })[1];
-}
+Value argmax(Builder& b, Value x, int64_t dim) { return arg_reduce(b, x, dim, false, true).second; }
 
 }  // namespace
 

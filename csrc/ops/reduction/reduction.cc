@@ -143,25 +143,20 @@ std::pair<Value, Value> arg_reduce(Builder& b, Value x, int64_t dim, bool keepdi
   DType orig = x.dtype();
   // Booleans compare as 0 / 1.
   Value v = orig == DType::PRED ? b.convert(x, DType::U8) : x;
-  bool fl = shlo::is_float(v.dtype());
-  Value idx = b.iota(shlo::Type{DType::S64, in}, dim);
-  Value init_v = is_max ? b.lowest(v.dtype()) : b.highest(v.dtype());
-  // An init index past every real one: real elements win ties against it.
-  Value init_i = b.constant(DType::S64, static_cast<double>(in[dim]));
-  auto body = [fl, is_max](Builder& b, const std::vector<Value>& a) {
-    Value av = a[0], ai = a[1], bv = a[2], bi = a[3];
-    Value better = b.compare(is_max ? Cmp::GT : Cmp::LT, av, bv);
-    Value equal = b.compare(Cmp::EQ, av, bv);
-    if (fl) {
-      Value an = is_nan(b, av), bn = is_nan(b, bv);
-      better = logical_or(b, better, logical_and(b, an, logical_not(b, bn)));
-      equal = logical_or(b, equal, logical_and(b, an, bn));
-    }
-    Value take_a = logical_or(b, better, logical_and(b, equal, b.compare(Cmp::LT, ai, bi)));
-    return std::vector<Value>{b.select(take_a, av, bv), b.select(take_a, ai, bi)};
-  };
-  std::vector<Value> r = b.reduce_multi({v, idx}, {init_v, init_i}, {dim}, body);
-  Value vals = b.convert(r[0], orig), inds = r[1];
+  // Two single-operand reductions, not one over (value, index) pairs: XLA
+  // vectorizes the former and runs the latter element by element (an
+  // argmax over a [64, 32000] logits row block: 6 ms against well under 1).
+  // First the extreme (NaN wins), then the first index that holds it.
+  Value m = reduce_extreme(b, v, {dim}, is_max);
+  Value hit = b.compare(Cmp::EQ, v, expand_back(b, m, in, {dim}));
+  if (shlo::is_float(v.dtype())) hit = logical_or(b, hit, is_nan(b, v));  // the max is NaN: the first NaN
+  // Positions counted in 32 bits where they fit: half the bytes to select and reduce.
+  const DType it = in[dim] < (int64_t{1} << 31) ? DType::S32 : DType::S64;
+  Value past = cst(b, it, static_cast<double>(in[dim]), in);
+  Value inds = b.convert(
+      reduce_plain(b, b.select(hit, b.iota(shlo::Type{it, in}, dim), past), {dim}, "minimum", static_cast<double>(in[dim])),
+      DType::S64);
+  Value vals = b.convert(m, orig);
   if (keepdim) {
     vals = keep_dims(b, vals, in, {dim});
     inds = keep_dims(b, inds, in, {dim});
