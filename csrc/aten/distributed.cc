@@ -6,10 +6,12 @@
 // itself (XLA:CPU across processes): each collective copies its tpu tensors
 // to the host, runs there on a gloo backend built on the same store, and
 // copies the results back. Gloo lacks AVG, so an average is a sum divided
-// by the group size on the host. The call returns once the results are in
-// the tpu tensors, so the Work it hands back is already complete (its
-// future too); a peer that dies makes gloo fail the call with its error
-// within the group's timeout.
+// by the group size on the host. The call returns once the inputs are on
+// the host: gloo runs the exchange on its own threads while the caller goes
+// on (DDP keeps computing gradients), and the Work and its future complete
+// when the results are back in the tpu tensors. A peer that dies makes gloo
+// fail the collective with its error within the group's timeout, raised by
+// wait().
 #include "aten/distributed.h"
 
 #include <pybind11/chrono.h>
@@ -17,6 +19,7 @@
 #include <torch/csrc/utils/pybind.h>
 
 #include <atomic>
+#include <memory>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
@@ -118,6 +121,51 @@ class Staging {
 
  private:
   std::vector<std::pair<at::Tensor, at::Tensor>> pairs_;
+};
+
+// A collective in flight on the host transport: complete, with its future,
+// once gloo's exchange has ended and the results are averaged (if asked)
+// and copied back into the tpu tensors; that last step runs on the thread
+// that ends gloo's work.
+class HostWork : public Work {
+ public:
+  HostWork(OpType op, c10::intrusive_ptr<c10::ivalue::Future> exchanged, std::shared_ptr<Staging> staging,
+           int average_by, c10::Device device)
+      : Work(-1, op), exchanged_(std::move(exchanged)) {
+    future_ = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
+                                                       std::vector<c10::Device>{device});
+    exchanged_->addCallback([done = future_, staging = std::move(staging), average_by](c10::ivalue::Future& f) {
+      if (f.hasError()) {
+        done->setError(f.exception_ptr());
+        return;
+      }
+      try {
+        if (average_by > 0) staging->average(average_by);
+        staging->copy_back();
+        g_host_collectives.fetch_add(1, std::memory_order_relaxed);
+        done->markCompleted(c10::IValue(staging->results()));
+      } catch (...) {
+        done->setError(std::current_exception());
+      }
+    });
+  }
+  bool isCompleted() override { return future_->completed(); }
+  bool isSuccess() const override { return future_->completed() && !future_->hasError(); }
+  // Gloo bounds the exchange by the group's timeout and fails it then.
+  bool wait(std::chrono::milliseconds) override {
+    future_->wait();
+    if (future_->hasError()) std::rethrow_exception(future_->exception_ptr());
+    return true;
+  }
+  std::vector<at::Tensor> result() override {
+    wait(kNoTimeout);
+    return future_->value().toTensorVector();
+  }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+
+ private:
+  c10::intrusive_ptr<c10::ivalue::Future> exchanged_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 
 class TpuDistBackend : public c10d::Backend {
@@ -301,13 +349,20 @@ class TpuDistBackend : public c10d::Backend {
 
   template <typename Call>
   c10::intrusive_ptr<Work> run(OpType op, Call&& call, bool average = false) {
-    Staging s;
-    c10::intrusive_ptr<Work> w = call(s);
-    w->wait();
-    if (average) s.average(getSize());
-    s.copy_back();
-    g_host_collectives.fetch_add(1, std::memory_order_relaxed);
-    return c10::make_intrusive<DoneWork>(op, s.results(), device_);
+    auto s = std::make_shared<Staging>();
+    c10::intrusive_ptr<Work> w = call(*s);
+    c10::intrusive_ptr<c10::ivalue::Future> exchanged;
+    try {
+      exchanged = w->getFuture();
+    } catch (const c10::Error&) {
+      // Gloo's point-to-point works have no future: finished here.
+      w->wait();
+      if (average) s->average(getSize());
+      s->copy_back();
+      g_host_collectives.fetch_add(1, std::memory_order_relaxed);
+      return c10::make_intrusive<DoneWork>(op, s->results(), device_);
+    }
+    return c10::make_intrusive<HostWork>(op, std::move(exchanged), std::move(s), average ? getSize() : 0, device_);
   }
 
   c10::intrusive_ptr<c10d::Backend> host_;

@@ -213,6 +213,34 @@ def dtensor(rank, world):
     return {"round_trips": results}
 
 
+def async_work(rank, world):
+    """Collectives with async_op=True: rank 1 joins late, so rank 0's call
+    must return before the exchange can end, and wait() brings the result."""
+    out = {}
+    x = torch.full((5,), float(rank + 1), device="tpu")
+    if rank == 1:
+        time.sleep(2.0)
+    t0 = time.perf_counter()
+    work = dist.all_reduce(x, async_op=True)
+    out["call_seconds"] = time.perf_counter() - t0
+    out["completed_at_return"] = work.is_completed()
+    work.wait()
+    out["completed_after_wait"] = work.is_completed()
+    out["all_reduce"] = x.cpu().tolist()
+    # The future completes with the results (what DDP's reducer chains on).
+    y = torch.full((2, 3), float(rank), device="tpu")
+    fut = dist.all_reduce(y, op=dist.ReduceOp.AVG, async_op=True).get_future()
+    out["future_value"] = [t.cpu().tolist() for t in fut.wait()]
+    # Several in flight at once, waited in reverse order.
+    xs = [torch.full((3,), float(i + rank), device="tpu") for i in range(4)]
+    works = [dist.all_reduce(t, async_op=True) for t in xs]
+    for w in reversed(works):
+        w.wait()
+    out["in_flight"] = [t.cpu().tolist() for t in xs]
+    out["stats"] = torch_pjrt.distributed.stats()
+    return out
+
+
 def peer_dies(rank, world):
     if rank == 1:
         os._exit(0)  # gone before the collective its peer waits in

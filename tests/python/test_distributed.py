@@ -63,6 +63,16 @@ def test_dtensor_shard_replicate_round_trips_are_exact(tmp_path):
     assert r["round_trips"] and all(r["round_trips"].values()), r
 
 
+def test_async_collectives_return_before_the_exchange_and_complete_at_wait(tmp_path):
+    r = _run("async_work", tmp_path)
+    # Rank 1 joins 2 s late: a call that waited for the exchange would take that long.
+    assert r["call_seconds"] < 1.0 and not r["completed_at_return"], r
+    assert r["completed_after_wait"] and r["all_reduce"] == [3.0] * 5, r
+    assert r["future_value"] == [[[0.5] * 3] * 2], r
+    assert r["in_flight"] == [[float(2 * i + 1)] * 3 for i in range(4)], r
+    assert r["stats"]["host_collectives"] >= 6, r
+
+
 def test_a_peer_that_dies_fails_the_collective_with_a_clear_error(tmp_path):
     r = _run("peer_dies", tmp_path, DIST_TIMEOUT=20)
     assert r["raised"], r

@@ -153,9 +153,9 @@ std::pair<Value, Value> arg_reduce(Builder& b, Value x, int64_t dim, bool keepdi
   // Positions counted in 32 bits where they fit: half the bytes to select and reduce.
   const DType it = in[dim] < (int64_t{1} << 31) ? DType::S32 : DType::S64;
   Value past = cst(b, it, static_cast<double>(in[dim]), in);
-  Value inds = b.convert(
-      reduce_plain(b, b.select(hit, b.iota(shlo::Type{it, in}, dim), past), {dim}, "minimum", static_cast<double>(in[dim])),
-      DType::S64);
+  Value inds = b.convert(reduce_plain(b, b.select(hit, b.iota(shlo::Type{it, in}, dim), past), {dim}, "minimum",
+                                      static_cast<double>(in[dim])),
+                         DType::S64);
   Value vals = b.convert(m, orig);
   if (keepdim) {
     vals = keep_dims(b, vals, in, {dim});
