@@ -1,5 +1,7 @@
 """The benchmark harness's timing loop (no timed assertions: the figures
 themselves are for `python -m torch_pjrt bench`)."""
+import os
+
 import pytest
 import torch
 
@@ -43,6 +45,10 @@ def test_moe_ratios_are_speed_ups_and_none_where_a_side_failed():
                  "kernel_speedup_over_torch_cpu_grouped_mm_b64": 2.5, "kernel_over_roofline_b64": 2.0}
     r = bench_moe.ratios({"rows": {"dynamic_b64": dict(row, tpu_kernel_ms_per_token=None)}})
     assert set(r.values()) == {None}
+    # Both caches at batch 64: the static row's ratios come with a prefix.
+    r = bench_moe.ratios({"rows": {"dynamic_b64": row, "static_b64": dict(row, tpu_kernel_ms_per_token=5.0)}})
+    assert r["kernel_speedup_over_batched_mm_b64"] == 8.0 and r["static_kernel_speedup_over_batched_mm_b64"] == 16.0
+    assert r["static_kernel_over_roofline_b64"] == 1.0 and len(r) == 8
 
 
 def test_dist_size_labels_and_samples_per_size():
@@ -79,6 +85,14 @@ def test_launch_floor_beside_strict_adds():
     for row in r.values():
         assert row["launch_floor_us"] > 0 and row["tpu_strict_us"] > 0
         assert abs(row["ratio"] - row["tpu_strict_us"] / row["launch_floor_us"]) < 1e-9
+        kinds = {"dispatching_thread", "executor", "plugin_threads"}
+        assert set(row["strict_cpu_us_per_op"]) == set(row["floor_cpu_us_per_op"]) == kinds
+        if os.path.exists("/proc/self/schedstat"):  # nanosecond CPU clocks (else 10 ms ticks)
+            # Strict mode records on the calling thread and launches on the
+            # executor; the floor launches from the calling thread alone.
+            strict, fl = row["strict_cpu_us_per_op"], row["floor_cpu_us_per_op"]
+            assert strict["dispatching_thread"] > 0 and strict["executor"] > 0, strict
+            assert fl["dispatching_thread"] > 0 and fl["executor"] < 0.1 * fl["dispatching_thread"], fl
 
 
 def test_launch_floor_rejects_bad_sizes():

@@ -116,11 +116,59 @@ def bench_ops(repeats):
     return out
 
 
+def _thread_cpu_seconds():
+    """{thread id: (name, CPU seconds)} of this process's threads, from
+    /proc: schedstat's nanoseconds on a CPU where the kernel keeps them,
+    else stat's user + system clock ticks (empty without /proc)."""
+    out = {}
+    try:
+        tids = os.listdir("/proc/self/task")
+    except OSError:
+        return out
+    tick = os.sysconf("SC_CLK_TCK")
+    for tid in tids:
+        base = f"/proc/self/task/{tid}"
+        try:
+            with open(f"{base}/comm") as f:
+                name = f.read().strip()
+            try:
+                with open(f"{base}/schedstat") as f:
+                    seconds = int(f.read().split()[0]) / 1e9
+            except (OSError, ValueError, IndexError):
+                with open(f"{base}/stat") as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                seconds = (int(fields[11]) + int(fields[12])) / tick
+        except OSError:
+            continue
+        out[int(tid)] = (name, seconds)
+    return out
+
+
+def _cpu_per_op(fn, ops):
+    """CPU microseconds per op that fn() costs each kind of thread: the one
+    calling it (dispatch and recording), the executor (launching), and the
+    rest (the plugin's own threads, which run the programs)."""
+    import threading
+    me = threading.get_native_id()
+    before = _thread_cpu_seconds()
+    fn()
+    after = _thread_cpu_seconds()
+    kinds = {"dispatching_thread": 0.0, "executor": 0.0, "plugin_threads": 0.0}
+    for tid, (name, t) in after.items():
+        spent = t - before.get(tid, (name, 0.0))[1]
+        kind = "dispatching_thread" if tid == me else "executor" if name == "tpu-executor" else "plugin_threads"
+        kinds[kind] += spent
+    return {k: 1e6 * v / ops for k, v in kinds.items()}
+
+
 def bench_launch_floor(repeats, inner=2000):
     """Strict-mode `a + b` in a loop (then one sync) beside the floor under
     it: the same add launched straight through the PJRT runtime with its
     completion event, as the engine launches every op. The ratio is the
-    device layer's own per-op cost: dispatch, recording, the launch queue."""
+    device layer's own per-op cost: dispatch, recording, the launch queue.
+    Where the time goes is reported too: the CPU each kind of thread spends
+    per op, on both sides (a side can only be as fast as its busiest
+    thread, and all of them share the machine's cores)."""
     out = {}
     for n in (1, 1024):
         a, b = torch.randn(n, device="tpu"), torch.randn(n, device="tpu")
@@ -130,9 +178,17 @@ def bench_launch_floor(repeats, inner=2000):
                           "tpu": (lambda: [a + b for _ in range(inner)], torch.tpu.synchronize, "strict")},
                          max(repeats, 5))
         floor, tpu = statistics.median(floors) / 1e6, r["tpu"][0] / inner
-        out[f"add_{n}"] = {"launch_floor_us": floor * 1e6, "tpu_strict_us": tpu * 1e6, "ratio": tpu / floor}
+        count = 10 * inner
+        with _process_mode("strict"):
+            strict_cpu = _cpu_per_op(lambda: ([a + b for _ in range(count)], torch.tpu.synchronize()), count)
+        # The floor times two loops (without and with the event): per op, half.
+        floor_cpu = _cpu_per_op(lambda: torch_pjrt._C._launch_floor(n, count), 2 * count)
+        out[f"add_{n}"] = {"launch_floor_us": floor * 1e6, "tpu_strict_us": tpu * 1e6, "ratio": tpu / floor,
+                           "strict_cpu_us_per_op": strict_cpu, "floor_cpu_us_per_op": floor_cpu}
         print(f"  add of {n:<5} launch floor {floor * 1e6:7.2f} us   tpu strict {tpu * 1e6:7.2f} us   "
               f"{tpu / floor:5.2f}x the floor")
+        for side, cpu in (("strict", strict_cpu), ("floor", floor_cpu)):
+            print(f"    {side:<6} CPU us per op: " + "  ".join(f"{k} {v:5.2f}" for k, v in cpu.items()))
     return out
 
 
