@@ -146,18 +146,18 @@ def _thread_cpu_seconds():
 
 def _cpu_per_op(fn, ops):
     """CPU microseconds per op that fn() costs each kind of thread: the one
-    calling it (dispatch and recording), the executor (launching), and the
-    rest (the plugin's own threads, which run the programs)."""
+    calling it (dispatch and recording; its own clock, which /proc only
+    brings up to date at a switch), the executor (launching), and the rest
+    (the plugin's own threads, which run the programs)."""
     import threading
     me = threading.get_native_id()
-    before = _thread_cpu_seconds()
+    before, mine = _thread_cpu_seconds(), time.thread_time()
     fn()
-    after = _thread_cpu_seconds()
-    kinds = {"dispatching_thread": 0.0, "executor": 0.0, "plugin_threads": 0.0}
+    mine, after = time.thread_time() - mine, _thread_cpu_seconds()
+    kinds = {"dispatching_thread": mine, "executor": 0.0, "plugin_threads": 0.0}
     for tid, (name, t) in after.items():
-        spent = t - before.get(tid, (name, 0.0))[1]
-        kind = "dispatching_thread" if tid == me else "executor" if name == "tpu-executor" else "plugin_threads"
-        kinds[kind] += spent
+        if tid != me:
+            kinds["executor" if name == "tpu-executor" else "plugin_threads"] += t - before.get(tid, (name, 0.0))[1]
     return {k: 1e6 * v / ops for k, v in kinds.items()}
 
 
