@@ -107,6 +107,13 @@ class Staging {
       h.div_(n);
     }
   }
+  // Once the exchange has ended: averages if `average_by` > 0, writes the
+  // results into the tpu tensors and counts the collective.
+  void finish(int average_by) {
+    if (average_by > 0) average(average_by);
+    copy_back();
+    g_host_collectives.fetch_add(1, std::memory_order_relaxed);
+  }
   void copy_back() {
     for (auto& [d, h] : pairs_) {
       g_host_bytes.fetch_add(static_cast<int64_t>(h.nbytes()), std::memory_order_relaxed);
@@ -140,9 +147,7 @@ class HostWork : public Work {
         return;
       }
       try {
-        if (average_by > 0) staging->average(average_by);
-        staging->copy_back();
-        g_host_collectives.fetch_add(1, std::memory_order_relaxed);
+        staging->finish(average_by);
         done->markCompleted(c10::IValue(staging->results()));
       } catch (...) {
         done->setError(std::current_exception());
@@ -164,7 +169,7 @@ class HostWork : public Work {
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
 
  private:
-  c10::intrusive_ptr<c10::ivalue::Future> exchanged_;
+  c10::intrusive_ptr<c10::ivalue::Future> exchanged_;  // gloo's, held while its callback is pending
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 
@@ -357,9 +362,7 @@ class TpuDistBackend : public c10d::Backend {
     } catch (const c10::Error&) {
       // Gloo's point-to-point works have no future: finished here.
       w->wait();
-      if (average) s->average(getSize());
-      s->copy_back();
-      g_host_collectives.fetch_add(1, std::memory_order_relaxed);
+      s->finish(average ? getSize() : 0);
       return c10::make_intrusive<DoneWork>(op, s->results(), device_);
     }
     return c10::make_intrusive<HostWork>(op, std::move(exchanged), std::move(s), average ? getSize() : 0, device_);

@@ -145,7 +145,7 @@ std::pair<Value, Value> arg_reduce(Builder& b, Value x, int64_t dim, bool keepdi
   Value v = orig == DType::PRED ? b.convert(x, DType::U8) : x;
   // Two single-operand reductions, not one over (value, index) pairs: XLA
   // vectorizes the former and runs the latter element by element (an
-  // argmax over a [64, 32000] logits row block: 6 ms against well under 1).
+  // argmax over a [64, 32000] logits row block: 5.6 ms against about 1).
   // First the extreme (NaN wins), then the first index that holds it.
   Value m = reduce_extreme(b, v, {dim}, is_max);
   Value hit = b.compare(Cmp::EQ, v, expand_back(b, m, in, {dim}));

@@ -19,6 +19,7 @@ import statistics
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 
 import torch
@@ -149,7 +150,6 @@ def _cpu_per_op(fn, ops):
     calling it (dispatch and recording; its own clock, which /proc only
     brings up to date at a switch), the executor (launching), and the rest
     (the plugin's own threads, which run the programs)."""
-    import threading
     me = threading.get_native_id()
     before, mine = _thread_cpu_seconds(), time.thread_time()
     fn()

@@ -149,8 +149,8 @@ def _row_ratios(row):
 
 def ratios(res):
     """At batch 64: speed-ups of the kernel (slower time / kernel time) and
-    its time over the roofline, under the names the issue gives them for
-    the dynamic cache (generate()'s default; the other cache where only it
+    its time over the roofline: under their plain names for the dynamic
+    cache (generate()'s default; the other cache where only it
     ran), and with a `static_` prefix for the static cache (transformers'
     compiled decoding on tpu) when both ran."""
     rows = res["rows"]
