@@ -48,8 +48,10 @@ MODELS = {"llama": llama, "qwen3": qwen3, "gemma3": gemma3, "qwen3_moe": qwen3_m
 
 
 def _generate(model, ids, **kw):
-    return model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=8, do_sample=False,
-                          cache_implementation="static", **kw)
+    # Always 8 tokens: a prompt whose first greedy token is EOS would stop
+    # before any decoding step, so nothing would be compiled to count.
+    return model.generate(ids, attention_mask=torch.ones_like(ids), max_new_tokens=8, min_new_tokens=8,
+                          do_sample=False, cache_implementation="static", **kw)
 
 
 @pytest.mark.parametrize("explicit_config", [False, True], ids=["auto", "compile_config"])
