@@ -23,7 +23,7 @@ at::Tensor to_cpu(const at::Tensor& src) {
 
 namespace {
 
-engine::Ref upload(const at::Tensor& cpu, at::ScalarType dtype) {
+engine::Ref upload(const at::Tensor& cpu, at::ScalarType dtype, const at::Device& device) {
   if (engine::Trace* tr = engine::tracing()) {  // a compiled graph's host scalar input
     auto it = tr->host_scalars.find(cpu.unsafeGetTensorImpl());
     if (it != tr->host_scalars.end()) return cast(it->second, to_shlo(dtype));
@@ -31,7 +31,7 @@ engine::Ref upload(const at::Tensor& cpu, at::ScalarType dtype) {
   // Conjugate / negative views resolve to their values first.
   at::Tensor c = cpu.resolve_conj().resolve_neg().to(dtype).contiguous();
   shlo::Type t{to_shlo(dtype), shape_of(c.sizes())};
-  return guarded("copying to the device", [&] { return engine::from_host(c.data_ptr(), t); });
+  return guarded("copying to the device", [&] { return engine::from_host(c.data_ptr(), t, device.index()); });
 }
 
 engine::Ref conj_value(engine::Ref v) {
@@ -68,7 +68,10 @@ const at::Tensor& copy_into(const at::Tensor& dst, const at::Tensor& src) {
   // PyTorch's own overlap tests apply unchanged (a full overlap is fine).
   at::assert_no_internal_overlap(dst);
   if (src_tpu && !dst.is_same(src)) at::assert_no_partial_overlap(dst, src);
-  engine::Ref v = src_tpu ? read(src) : upload(src, dst.scalar_type());
+  engine::Ref v = src_tpu ? read(src) : upload(src, dst.scalar_type(), dst.device());
+  // Between two devices: the source's value, computed where it is, moves.
+  if (src_tpu && src.device() != dst.device())
+    v = guarded("copying between devices", [&] { return engine::to_device(v, dst.device().index()); });
   // A conjugate / negative view stores the conjugate / negation of its value:
   // one flip per side whose bit is set.
   bool conj = src_tpu && src.is_conj(), neg = src_tpu && src.is_neg();

@@ -103,11 +103,11 @@ struct Allocator final : c10::DeviceAllocator {
   }
   // A buffer lives while any queued program reads it: no stream to track.
   void recordStream(const c10::DataPtr&, c10::Stream) override {}
-  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex) override {
+  c10::CachingDeviceAllocator::DeviceStats getDeviceStats(c10::DeviceIndex device) override {
     // Queued ops have no buffers yet; CUDA counts an output from its launch.
     guarded("running queued ops", [] { engine::flush(); });
     c10::CachingDeviceAllocator::DeviceStats d;
-    const int64_t live = pjrt::live_bytes(), peak = pjrt::peak_bytes();
+    const int64_t live = pjrt::live_bytes(device), peak = pjrt::peak_bytes(device);
     for (auto* a : {&d.allocated_bytes, &d.reserved_bytes, &d.active_bytes, &d.requested_bytes}) {
       auto& all = (*a)[static_cast<size_t>(c10::CachingDeviceAllocator::StatType::AGGREGATE)];
       all.current = live;
@@ -116,7 +116,7 @@ struct Allocator final : c10::DeviceAllocator {
     return d;
   }
   void resetAccumulatedStats(c10::DeviceIndex) override {}
-  void resetPeakStats(c10::DeviceIndex) override { pjrt::reset_peak_bytes(); }
+  void resetPeakStats(c10::DeviceIndex device) override { pjrt::reset_peak_bytes(device); }
   std::pair<size_t, size_t> getMemoryInfo(c10::DeviceIndex device) override { return memory_info(device); }
 };
 

@@ -2,7 +2,16 @@
 // tensors, so DDP, FSDP2, DTensor, functional collectives and transformers'
 // tensor parallelism run unchanged (they find a backend by device type).
 //
-// This is its host transport, for peers the PJRT client cannot reach
+// Two transports. The device transport serves a group whose members all
+// share this process's PJRT client, each on its own device (ranks as
+// threads on XLA:CPU's devices; on libtpu every chip of a slice, one
+// process each): a collective is one replicated program (csrc/ops/
+// collective) that each member launches on its own device under a launch
+// id the members share, so the data never leaves the devices. The Work is
+// complete once the member's replica is launched: its results are device
+// values like any op's, read in launch order.
+//
+// The host transport is for peers the PJRT client cannot reach
 // itself (XLA:CPU across processes): each collective copies its tpu tensors
 // to the host, runs there on a gloo backend built on the same store, and
 // copies the results back. Gloo lacks AVG, so an average is a sum divided
@@ -16,17 +25,25 @@
 
 #include <pybind11/chrono.h>
 #include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
 #include <torch/csrc/utils/pybind.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <functional>
+#include <map>
 #include <memory>
+#include <mutex>
+#include <optional>
 #include <torch/csrc/distributed/c10d/Backend.hpp>
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
 #include "aten/errors.h"
+#include "aten/tensor.h"
 #include "engine/graph.h"
 #include "engine/runtime.h"
+#include "ops/collective/collective.h"
 #include "pjrt/kv_store.h"
 
 namespace tpu {
@@ -40,6 +57,7 @@ using c10d::Work;
 
 std::atomic<int64_t> g_host_collectives{0};
 std::atomic<int64_t> g_host_bytes{0};
+std::atomic<int64_t> g_device_collectives{0};
 
 // A finished collective: its outputs are in place on the device.
 class DoneWork : public Work {
@@ -173,14 +191,86 @@ class HostWork : public Work {
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 
+// The members of an in-process group meet on the host for each collective:
+// the last to arrive launches every member's replica in one launch, and each
+// member takes its own results. One launch lets the plugin schedule the
+// replicas together; replicas launched one by one from their own threads
+// can all be parked on its thread pool waiting for one that has no thread
+// left to run on. A member that never comes is an error the others get after
+// the group's timeout, as on the host transport (the plugin's own meeting
+// point inside the program would abort the process).
+class Meetings {
+ public:
+  using Launch = std::function<std::vector<std::vector<engine::Ref>>(const std::vector<std::vector<engine::Ref>>&)>;
+
+  std::vector<engine::Ref> meet(int64_t id, int size, int rank, std::vector<engine::Ref> inputs,
+                                std::chrono::milliseconds timeout, const char* what, const Launch& launch) {
+    std::unique_lock<std::mutex> lock(mu_);
+    Meeting& m = meetings_[id];
+    m.inputs.resize(size);
+    m.inputs[rank] = std::move(inputs);
+    if (++m.arrived == size) {
+      lock.unlock();  // compiling and launching: other groups meet meanwhile
+      try {
+        m.results = launch(m.inputs);
+      } catch (...) {
+        m.error = std::current_exception();
+      }
+      lock.lock();
+      m.done = true;
+      cv_.notify_all();
+    } else if (!cv_.wait_for(lock, timeout, [&] { return m.done; })) {
+      const int arrived = m.arrived;
+      if (--m.arrived == 0) meetings_.erase(id);
+      TORCH_CHECK(false, "tpu_dist: ", what, " timed out after ", timeout.count(), " ms: ", arrived, " of ", size,
+                  " members of the group arrived");
+    }
+    std::exception_ptr error = m.error;
+    std::vector<engine::Ref> mine = error ? std::vector<engine::Ref>{} : m.results.at(rank);
+    if (++m.left == size) meetings_.erase(id);
+    if (error) std::rethrow_exception(error);
+    return mine;
+  }
+
+ private:
+  struct Meeting {
+    int arrived = 0;
+    int left = 0;
+    bool done = false;
+    std::vector<std::vector<engine::Ref>> inputs, results;
+    std::exception_ptr error;
+  };
+  std::mutex mu_;
+  std::condition_variable cv_;
+  std::map<int64_t, Meeting> meetings_;
+};
+Meetings& meetings() {
+  static auto& m = *new Meetings();  // leaked: members may still wait at exit
+  return m;
+}
+
 class TpuDistBackend : public c10d::Backend {
  public:
-  TpuDistBackend(c10::intrusive_ptr<c10d::Backend> host, int rank, int size, c10::DeviceIndex device)
-      : Backend(rank, size), host_(std::move(host)), device_(c10::DeviceType::PrivateUse1, device) {}
+  // devices: every member's device index in rank order when the group can
+  // use the device transport, else empty. tag: the group's number, equal in
+  // every member, which keeps the launch ids of groups apart.
+  TpuDistBackend(c10::intrusive_ptr<c10d::Backend> host, int rank, int size, c10::DeviceIndex device,
+                 std::vector<int> devices, int tag, std::chrono::milliseconds timeout)
+      : Backend(rank, size),
+        host_(std::move(host)),
+        device_(c10::DeviceType::PrivateUse1, device),
+        devices_(std::move(devices)),
+        tag_(tag),
+        timeout_(timeout) {}
 
   const std::string getBackendName() const override { return "tpu_dist"; }
 
   c10::intrusive_ptr<Work> broadcast(std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) override {
+    if (on_device(tensors)) {
+      ops::CollectiveCall c = call(ops::Collective::Broadcast);
+      c.root = static_cast<int>(opts.rootRank);
+      return device_collective(OpType::BROADCAST, c, tensors, tensors);
+    }
     return run(OpType::BROADCAST, [&](Staging& s) {
       auto h = s.in(tensors, true);
       return host_->broadcast(h, opts);
@@ -188,6 +278,8 @@ class TpuDistBackend : public c10d::Backend {
   }
 
   c10::intrusive_ptr<Work> allreduce(std::vector<at::Tensor>& tensors, const c10d::AllreduceOptions& opts) override {
+    if (auto c = reducing(ops::Collective::AllReduce, opts.reduceOp, tensors))
+      return device_collective(OpType::ALLREDUCE, *c, tensors, tensors);
     return run(
         OpType::ALLREDUCE,
         [&](Staging& s) {
@@ -199,6 +291,8 @@ class TpuDistBackend : public c10d::Backend {
 
   c10::intrusive_ptr<Work> allreduce_coalesced(std::vector<at::Tensor>& tensors,
                                                const c10d::AllreduceCoalescedOptions& opts) override {
+    if (auto c = reducing(ops::Collective::AllReduce, opts.reduceOp, tensors))
+      return device_collective(OpType::ALLREDUCE_COALESCED, *c, tensors, tensors);
     return run(
         OpType::ALLREDUCE_COALESCED,
         [&](Staging& s) {
@@ -220,6 +314,16 @@ class TpuDistBackend : public c10d::Backend {
 
   c10::intrusive_ptr<Work> allgather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
                                      const c10d::AllgatherOptions& opts) override {
+    if (inputs.size() == 1 && outputs.size() == 1 && on_device(inputs) && on_device(outputs[0]) &&
+        same_chunks(outputs[0], inputs[0].numel())) {
+      // Gathered flat, then cut into the members' tensors.
+      at::Tensor whole = at::empty({inputs[0].numel() * getSize()}, inputs[0].options());
+      std::vector<at::Tensor> out{whole};
+      auto w = device_collective(OpType::ALLGATHER, call(ops::Collective::AllGather), inputs, out);
+      for (int r = 0; r < getSize(); ++r)
+        outputs[0][r].copy_(whole.narrow(0, r * inputs[0].numel(), inputs[0].numel()).view(outputs[0][r].sizes()));
+      return c10::make_intrusive<DoneWork>(OpType::ALLGATHER, outputs[0], device_);
+    }
     return run(OpType::ALLGATHER, [&](Staging& s) {
       auto ho = s.out(outputs);
       auto hi = s.in(inputs);
@@ -229,6 +333,8 @@ class TpuDistBackend : public c10d::Backend {
 
   c10::intrusive_ptr<Work> _allgather_base(at::Tensor& output, at::Tensor& input,
                                            const c10d::AllgatherOptions& opts) override {
+    if (on_device({input, output}) && output.numel() == input.numel() * getSize())
+      return device_collective(OpType::_ALLGATHER_BASE, call(ops::Collective::AllGather), {input}, {output});
     return run(OpType::_ALLGATHER_BASE, [&](Staging& s) {
       at::Tensor ho = s.out(output), hi = s.in(input);
       return host_->_allgather_base(ho, hi, opts);
@@ -238,6 +344,8 @@ class TpuDistBackend : public c10d::Backend {
   c10::intrusive_ptr<Work> allgather_into_tensor_coalesced(std::vector<at::Tensor>& outputs,
                                                            std::vector<at::Tensor>& inputs,
                                                            const c10d::AllgatherOptions& opts) override {
+    if (on_device(inputs) && on_device(outputs) && sizes_times(outputs, inputs, getSize()))
+      return device_collective(OpType::COALESCED, call(ops::Collective::AllGather), inputs, outputs);
     return run(OpType::COALESCED, [&](Staging& s) {
       auto ho = s.out(outputs);
       auto hi = s.in(inputs);
@@ -278,6 +386,9 @@ class TpuDistBackend : public c10d::Backend {
 
   c10::intrusive_ptr<Work> _reduce_scatter_base(at::Tensor& output, at::Tensor& input,
                                                 const c10d::ReduceScatterOptions& opts) override {
+    if (auto c = reducing(ops::Collective::ReduceScatter, opts.reduceOp, {input, output}))
+      if (input.numel() == output.numel() * getSize())
+        return device_collective(OpType::_REDUCE_SCATTER_BASE, *c, {input}, {output});
     return run(
         OpType::_REDUCE_SCATTER_BASE,
         [&](Staging& s) {
@@ -290,6 +401,9 @@ class TpuDistBackend : public c10d::Backend {
   c10::intrusive_ptr<Work> reduce_scatter_tensor_coalesced(std::vector<at::Tensor>& outputs,
                                                            std::vector<at::Tensor>& inputs,
                                                            const c10d::ReduceScatterOptions& opts) override {
+    if (auto c = reducing(ops::Collective::ReduceScatter, opts.reduceOp, inputs))
+      if (on_device(outputs) && sizes_times(inputs, outputs, getSize()))
+        return device_collective(OpType::REDUCE_SCATTER_TENSOR_COALESCED, *c, inputs, outputs);
     return run(
         OpType::REDUCE_SCATTER_TENSOR_COALESCED,
         [&](Staging& s) {
@@ -303,6 +417,10 @@ class TpuDistBackend : public c10d::Backend {
   c10::intrusive_ptr<Work> alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
                                          std::vector<int64_t>& input_splits,
                                          const c10d::AllToAllOptions& opts) override {
+    // Equal splits only: uneven ones would need a shape per member.
+    if (output_splits.empty() && input_splits.empty() && on_device({input, output}) &&
+        input.numel() == output.numel() && input.numel() % getSize() == 0)
+      return device_collective(OpType::ALLTOALL_BASE, call(ops::Collective::AllToAll), {input}, {output});
     return run(OpType::ALLTOALL_BASE, [&](Staging& s) {
       at::Tensor ho = s.out(output), hi = s.in(input);
       return host_->alltoall_base(ho, hi, output_splits, input_splits, opts);
@@ -344,6 +462,115 @@ class TpuDistBackend : public c10d::Backend {
   }
 
  private:
+  // ---- the device transport
+
+  ops::CollectiveCall call(ops::Collective kind) const {
+    ops::CollectiveCall c;
+    c.kind = kind;
+    c.group_size = getSize();
+    return c;
+  }
+  // Whether the device transport takes these tensors: a group that has it,
+  // and every tensor a dense tpu tensor on this member's device.
+  bool on_device(const std::vector<at::Tensor>& ts) const {
+    if (devices_.empty() || ts.empty()) return false;
+    for (const at::Tensor& t : ts)
+      if (!t.defined() || t.device() != device_ || t.layout() != at::kStrided) return false;
+    return true;
+  }
+  // The reductions the device computes (AVG of floating types only), or none.
+  std::optional<ops::CollectiveCall> reducing(ops::Collective kind, const ReduceOp& op,
+                                              const std::vector<at::Tensor>& ts) const {
+    if (!on_device(ts)) return std::nullopt;
+    ops::CollectiveCall c = call(kind);
+    switch (op) {
+      case ReduceOp::SUM:
+        c.reduction = ops::Reduction::Sum;
+        break;
+      case ReduceOp::PRODUCT:
+        c.reduction = ops::Reduction::Product;
+        break;
+      case ReduceOp::MIN:
+        c.reduction = ops::Reduction::Min;
+        break;
+      case ReduceOp::MAX:
+        c.reduction = ops::Reduction::Max;
+        break;
+      case ReduceOp::AVG:
+        for (const at::Tensor& t : ts)
+          TORCH_CHECK(at::isFloatingType(t.scalar_type()) || at::isComplexType(t.scalar_type()),
+                      "ReduceOp.AVG needs floating point tensors, got ", t.scalar_type());
+        c.reduction = ops::Reduction::Avg;
+        break;
+      default:
+        return std::nullopt;  // bitwise and premultiplied sums: the host transport
+    }
+    return c;
+  }
+  static bool same_chunks(const std::vector<at::Tensor>& outs, int64_t numel) {
+    for (const at::Tensor& t : outs)
+      if (t.numel() != numel) return false;
+    return true;
+  }
+  // Pairs of one dtype where each big[i] has n times the elements of small[i].
+  static bool sizes_times(const std::vector<at::Tensor>& big, const std::vector<at::Tensor>& small, int n) {
+    if (big.size() != small.size()) return false;
+    for (size_t i = 0; i < big.size(); ++i)
+      if (big[i].numel() != small[i].numel() * n || big[i].scalar_type() != small[i].scalar_type()) return false;
+    return true;
+  }
+
+  // One collective over flat copies of inputs, its results stored into
+  // outputs (same count, any shapes of the result sizes).
+  c10::intrusive_ptr<Work> device_collective(OpType op, const ops::CollectiveCall& c,
+                                             const std::vector<at::Tensor>& inputs,
+                                             const std::vector<at::Tensor>& outputs) {
+    std::vector<engine::Ref> flat;
+    std::vector<shlo::Type> types;
+    for (const at::Tensor& t : inputs) {
+      flat.push_back(read(t.reshape({-1})));
+      types.push_back(flat.back().type());
+    }
+    std::string key = ops::collective_key(c, types) + ";devices";
+    for (int d : devices_) key += "," + std::to_string(d);
+    // Launch ids: the group's tag above the member's count of collectives,
+    // which all members keep in step (c10d's rule: same calls, same order).
+    // The meeting's id: the group's tag above the member's count of
+    // collectives, which all members keep in step (c10d's rule: the same
+    // calls in the same order).
+    const int64_t id = (static_cast<int64_t>(tag_) << 32) | ++issued_;
+    std::vector<engine::Ref> results;
+    {
+      // Members may be Python threads, waiting here for each other: never
+      // hold the GIL (c10d's bindings release it before calling a backend;
+      // hooks need not).
+      std::optional<py::gil_scoped_release> nogil;
+      if (PyGILState_Check()) nogil.emplace();
+      guarded("computing a collective's inputs", [&] {
+        for (const engine::Ref& r : flat) engine::buffer(r);
+      });
+      results = meetings().meet(id, getSize(), getRank(), flat, timeout_, ops::collective_name(c.kind),
+                                [&](const std::vector<std::vector<engine::Ref>>& all) {
+                                  return guarded(ops::collective_name(c.kind), [&] {
+                                    return engine::run_replicas(
+                                        key, [&] { return ops::collective_program(c, types); },
+                                        [&] { return std::string("the collective ") + ops::collective_name(c.kind); },
+                                        devices_, all);
+                                  });
+                                });
+    }
+    for (size_t i = 0; i < outputs.size(); ++i) {
+      at::Tensor flat_out = wrap(results[i], device_);
+      TORCH_CHECK(flat_out.numel() == outputs[i].numel(), ops::collective_name(c.kind), ": output ", i, " holds ",
+                  outputs[i].numel(), " elements, the result ", flat_out.numel());
+      outputs[i].copy_(flat_out.view(outputs[i].sizes()));
+    }
+    g_device_collectives.fetch_add(1, std::memory_order_relaxed);
+    return c10::make_intrusive<DoneWork>(op, outputs, device_);
+  }
+
+  // ---- the host transport
+
   static bool averaging(const ReduceOp& op) { return op == ReduceOp::AVG; }
   template <typename Opts>
   static Opts sum_for_avg(const Opts& opts) {
@@ -369,7 +596,11 @@ class TpuDistBackend : public c10d::Backend {
   }
 
   c10::intrusive_ptr<c10d::Backend> host_;
-  c10::Device device_;  // the one this process's ranks use
+  c10::Device device_;  // this member's
+  std::vector<int> devices_;
+  int tag_ = 0;
+  std::chrono::milliseconds timeout_;
+  int64_t issued_ = 0;
 };
 
 // The c10d store as the key-value store a multi-process PJRT client forms
@@ -417,10 +648,14 @@ class C10dKeyValueStore : public pjrt::KeyValueStore {
 void init_distributed(py::module_& m) {
   py::module_::import("torch.distributed");
   py::class_<TpuDistBackend, c10d::Backend, c10::intrusive_ptr<TpuDistBackend>>(m, "TpuDistBackend")
-      .def(py::init([](const c10::intrusive_ptr<c10d::Backend>& host, int rank, int size, int device) {
-             return c10::make_intrusive<TpuDistBackend>(host, rank, size, static_cast<c10::DeviceIndex>(device));
+      .def(py::init([](const c10::intrusive_ptr<c10d::Backend>& host, int rank, int size, int device,
+                       std::vector<int> devices, int tag, std::chrono::milliseconds timeout) {
+             return c10::make_intrusive<TpuDistBackend>(host, rank, size, static_cast<c10::DeviceIndex>(device),
+                                                        std::move(devices), tag, timeout);
            }),
-           py::arg("host"), py::arg("rank"), py::arg("size"), py::arg("device"));
+           py::arg("host"), py::arg("rank"), py::arg("size"), py::arg("device"),
+           py::arg("devices") = std::vector<int>{}, py::arg("tag") = 0,
+           py::arg("timeout") = std::chrono::milliseconds(30 * 60 * 1000));
   m.def(
       "_configure_multi_process",
       [](const c10::intrusive_ptr<c10d::Store>& store, int64_t node_id, int64_t num_nodes) {
@@ -431,7 +666,7 @@ void init_distributed(py::module_& m) {
     py::dict d;
     d["host_collectives"] = g_host_collectives.load();
     d["host_bytes"] = g_host_bytes.load();
-    d["device_collectives"] = 0;
+    d["device_collectives"] = g_device_collectives.load();
     return d;
   });
 }

@@ -100,10 +100,11 @@ PYBIND11_MODULE(_C, m) {
     py::gil_scoped_release nogil;
     if (engine::Runtime::initialized()) tpu::guarded("settling the device", [] { engine::settle(); });
   });
-  m.def("_memory_allocated", [] { return pjrt::live_bytes(); });
-  m.def("_max_memory_allocated", [] { return pjrt::peak_bytes(); });
+  // Per device index; -1: every device together.
+  m.def("_memory_allocated", [](int device) { return pjrt::live_bytes(device); }, py::arg("device") = -1);
+  m.def("_max_memory_allocated", [](int device) { return pjrt::peak_bytes(device); }, py::arg("device") = -1);
   m.def("_donated_buffers", [] { return engine::donated_buffers(); });
-  m.def("_reset_peak_memory_stats", [] { pjrt::reset_peak_bytes(); });
+  m.def("_reset_peak_memory_stats", [](int device) { pjrt::reset_peak_bytes(device); }, py::arg("device") = -1);
   m.def("_mem_get_info", [](int device) { return tpu::memory_info(static_cast<c10::DeviceIndex>(device)); });
   // What the plugin itself reports for a device (-1: not reported).
   m.def("_device_memory_stats", [](int device) {

@@ -279,6 +279,7 @@ void write(const at::Tensor& t, engine::Ref v) {
         },
         view);
   }
+  engine::place(next, t.device().index());
   s.value() = next;
   guarded("running an op", [&] { engine::commit(s.slot); });
 }

@@ -31,10 +31,51 @@ std::atomic<int64_t> g_recorded{0};
 int64_t recorded_nodes() { return g_recorded.load(std::memory_order_relaxed); }
 void reset_recorded_nodes() { g_recorded.store(0, std::memory_order_relaxed); }
 
+namespace {
+
+[[noreturn]] void devices_differ(int a, int b, const char* what) {
+  throw pjrt::Error("Expected all tensors to be on the same device, but found at least two devices, tpu:" +
+                        std::to_string(a) + " and tpu:" + std::to_string(b) + "! (" + what + ")",
+                    PJRT_Error_Code_INVALID_ARGUMENT);
+}
+
+}  // namespace
+
+void place(const Ref& ref, int device) {
+  Node* n = ref.node.get();
+  if (n->device == device || n->device == kAnyDevice) return;
+  if (n->device >= 0) devices_differ(n->device, device, n->name);
+  if (n->materialized()) return;  // a compiled graph's placeholder: on whatever device feeds it
+  n->device = device;
+  std::vector<Node*> stack{n};
+  while (!stack.empty()) {
+    Node* m = stack.back();
+    stack.pop_back();
+    for (const Ref& in : m->inputs) {
+      Node* k = in.node.get();
+      if (k->device != kUnplaced || k->materialized()) continue;
+      k->device = device;
+      stack.push_back(k);
+    }
+  }
+}
+
 std::vector<Ref> record(const char* name, std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types,
                         LowerThunk lower, std::unique_ptr<Attrs> attrs) {
   g_recorded.fetch_add(1, std::memory_order_relaxed);
+  int device = kUnplaced;
+  bool unplaced = false;
+  for (const Ref& in : inputs) {
+    const int d = in.node->device;
+    if (d == kUnplaced) unplaced = true;
+    if (d < 0 || d == device) continue;
+    if (device != kUnplaced) devices_differ(device, d, name);
+    device = d;
+  }
+  if (unplaced && device >= 0)
+    for (const Ref& in : inputs) place(in, device);
   auto n = std::make_shared<Node>();
+  n->device = device;
   n->name = name;
   n->key = std::move(key);
   n->inputs = std::move(inputs);
@@ -65,110 +106,6 @@ void claim_name(const char* name, const std::source_location& where) {
 }
 
 }  // namespace detail
-
-Ref leaf(pjrt::BufferPtr buffer, shlo::Type type) {
-  auto n = std::make_shared<Node>();
-  n->name = "leaf";
-  n->key = "leaf";
-  n->out_types = {std::move(type)};
-  n->buffers = {std::move(buffer)};
-  return Ref{n, 0};
-}
-
-Ref from_host(const void* data, const shlo::Type& type) {
-  auto& rt = Runtime::get();
-  int64_t bytes = 0;
-  if (timeline::on()) {
-    bytes = static_cast<int64_t>(pjrt::element_size(to_pjrt(type.dtype)));
-    for (int64_t d : type.shape) bytes *= d;
-  }
-  timeline::Scoped span(timeline::Kind::HostToDevice, "host to device", bytes);
-  return leaf(rt.client().from_host(data, to_pjrt(type.dtype), type.shape), type);
-}
-
-namespace {
-
-std::mutex g_scalar_mu;
-// Leaked on purpose: destroying device buffers during static destruction
-// would call into a plugin that may already be torn down.
-auto& g_scalars = *new std::map<std::pair<int, uint64_t>, Ref>();
-
-template <typename T>
-Ref cached_scalar(shlo::DType dtype, T v) {
-  uint64_t bits = 0;
-  std::memcpy(&bits, &v, sizeof(T));
-  std::lock_guard<std::mutex> g(g_scalar_mu);
-  auto key = std::make_pair(static_cast<int>(dtype), bits);
-  auto it = g_scalars.find(key);
-  if (it != g_scalars.end()) return it->second;
-  if (g_scalars.size() > 4096) g_scalars.clear();
-  Ref r = from_host(&v, shlo::Type{dtype, {}});
-  g_scalars.emplace(key, r);
-  return r;
-}
-
-// bfloat16's bits for f, rounded to nearest even as a device conversion
-// rounds (a NaN stays a quiet NaN).
-uint16_t bf16_bits(float f) {
-  uint32_t u;
-  std::memcpy(&u, &f, sizeof(u));
-  if ((u & 0x7fffffffu) > 0x7f800000u) return static_cast<uint16_t>((u >> 16) | 0x40);
-  return static_cast<uint16_t>((u + 0x7fffu + ((u >> 16) & 1)) >> 16);
-}
-
-template <typename T>
-T wrap_unsigned(double v) {
-  return v < 0 ? static_cast<T>(static_cast<int64_t>(v)) : static_cast<T>(v);
-}
-
-}  // namespace
-
-Ref scalar(shlo::DType dtype, double v) {
-  using D = shlo::DType;
-  switch (dtype) {
-    case D::PRED:
-      return cached_scalar<uint8_t>(dtype, v != 0);
-    case D::S8:
-      return cached_scalar<int8_t>(dtype, static_cast<int8_t>(v));
-    case D::S16:
-      return cached_scalar<int16_t>(dtype, static_cast<int16_t>(v));
-    case D::S32:
-      return cached_scalar<int32_t>(dtype, static_cast<int32_t>(v));
-    case D::S64:
-      return cached_scalar<int64_t>(dtype, static_cast<int64_t>(v));
-    case D::U8:
-      return cached_scalar<uint8_t>(dtype, static_cast<uint8_t>(v));
-    // Negative values wrap like integer conversions (through int64).
-    case D::U16:
-      return cached_scalar<uint16_t>(dtype, wrap_unsigned<uint16_t>(v));
-    case D::U32:
-      return cached_scalar<uint32_t>(dtype, wrap_unsigned<uint32_t>(v));
-    case D::U64:
-      return cached_scalar<uint64_t>(dtype, wrap_unsigned<uint64_t>(v));
-    case D::F32:
-      return cached_scalar<float>(dtype, static_cast<float>(v));
-    case D::F64:
-      return cached_scalar<double>(dtype, v);
-    case D::F16:
-      return cached_scalar<_Float16>(dtype, static_cast<_Float16>(static_cast<float>(v)));
-    case D::BF16:
-      return cached_scalar<uint16_t>(dtype, bf16_bits(static_cast<float>(v)));
-    default: {
-      // complex: an f32 scalar (f64 for complex128) converted on device; f32
-      // keeps it free of f64, which TPUs lack.
-      Ref wide =
-          dtype == D::C128 ? cached_scalar<double>(D::F64, v) : cached_scalar<float>(D::F32, static_cast<float>(v));
-      return op1(
-          "convert_scalar", {wide}, shlo::Type{dtype, {}},
-          [](shlo::Builder& b, const std::vector<shlo::Value>& in, shlo::DType dtype) {
-            return std::vector<shlo::Value>{b.convert(in[0], dtype)};
-          },
-          dtype);
-    }
-  }
-}
-
-Ref scalar_i64(int64_t v) { return cached_scalar<int64_t>(shlo::DType::S64, v); }
 
 namespace {
 
@@ -500,7 +437,32 @@ bool is_placeholder_node(const Node* n) { return n->buffers.size() == 1 && !n->b
 pjrt::BufferPtr copy_through_host(const pjrt::Buffer& b) {
   std::vector<char> host(b.on_device_bytes());
   b.to_host(host.data(), host.size());
-  return Runtime::get().client().from_host(host.data(), b.element_type(), b.dims());
+  return Runtime::get().client().from_host(host.data(), b.element_type(), b.dims(), b.device());
+}
+
+// The device a value is computed on: its own, or device 0 for a value no
+// tensor placed (the engine used directly).
+int device_of(const Ref& r) { return r.node->device >= 0 ? r.node->device : 0; }
+
+// A parameter's buffer on the program's device: its own, or for a shared
+// constant (kAnyDevice) a copy made once per device and kept beside it.
+pjrt::BufferPtr on_device(const Ref& p, const pjrt::BufferPtr& b, int device) {
+  if (b->device() == device) return b;
+  if (p.node->device != kAnyDevice)
+    throw pjrt::Error("internal: a program on tpu:" + std::to_string(device) +
+                      " reads a value of tpu:" + std::to_string(b->device()) + " (from '" + p.node->name + "')");
+  static std::mutex mu;
+  // Leaked like the scalars themselves; the source is kept so its address
+  // cannot be reused by another buffer while the entry lives.
+  static auto& copies =
+      *new std::map<std::pair<const pjrt::Buffer*, int>, std::pair<pjrt::BufferPtr, pjrt::BufferPtr>>();
+  std::lock_guard<std::mutex> g(mu);
+  auto it = copies.find({b.get(), device});
+  if (it != copies.end()) return it->second.second;
+  if (copies.size() > 4096) copies.clear();
+  pjrt::BufferPtr copy = Runtime::get().client().copy_to_device(*b, device);
+  copies.emplace(std::make_pair(b.get(), device), std::make_pair(b, copy));
+  return copy;
 }
 
 // Which inputs can be donated depends on who still holds them, which varies
@@ -529,14 +491,13 @@ pjrt::ExecutablePtr cached_variant(Runtime& rt, const Plan& plan, std::vector<st
   // Small enough that the copy's memory never matters: an in-place loop on
   // a large tensor must never hold two copies of it (it compiles instead).
   constexpr int64_t kMaxCopyBytes = 64 << 10;
-  const bool can_copy = rt.client().device_count() == 1;  // copies land on device 0
   std::set<std::vector<std::pair<int, int>>> tried{aliases};
   for (auto& v : variants) {
     if (!tried.insert(v).second) continue;
     int64_t bytes = 0;
     for (const auto& a : v)
       if (!may_donate[a.first]) bytes += buffer(a.first)->on_device_bytes();
-    if (bytes > 0 && (!can_copy || bytes > kMaxCopyBytes)) continue;
+    if (bytes > kMaxCopyBytes) continue;
     std::string k = program_key(plan, v);
     pjrt::ExecutablePtr exe = rt.cached(k);
     if (!exe) continue;
@@ -551,15 +512,17 @@ pjrt::ExecutablePtr cached_variant(Runtime& rt, const Plan& plan, std::vector<st
 
 // Launches exe on args (one per param), marking the aliased ones consumed.
 // name: the program's name on the device timeline, asked only when it records.
+// device: where it runs (a portable program when the client has several).
 std::vector<pjrt::BufferPtr> launch(const pjrt::Executable& exe, const std::vector<PJRT_Buffer*>& args,
                                     const std::vector<pjrt::Buffer*>& donated, const std::function<std::string()>& what,
-                                    const std::function<std::string()>& name) {
+                                    const std::function<std::string()>& name, int device) {
   std::vector<pjrt::BufferPtr> outs;
   std::unique_ptr<pjrt::Event> done;
   const int64_t launched = timeline::on() ? timeline::now_ns() : 0;
   for (pjrt::Buffer* b : donated) b->set_donated(true);
   try {
-    outs = exe.execute(args, {}, false, &done);
+    const pjrt::Client& c = Runtime::get().client();
+    outs = exe.execute(args, {}, false, &done, pjrt::Launch{c.device_count() > 1 ? c.device(device) : nullptr, device});
   } catch (const pjrt::Error& e) {
     for (pjrt::Buffer* b : donated) b->set_donated(false);
     throw pjrt::Error("running " + what() + " failed: " + e.what(), e.code());
@@ -572,8 +535,10 @@ std::vector<pjrt::BufferPtr> launch(const pjrt::Executable& exe, const std::vect
 
 }  // namespace
 
-void materialize(const std::vector<Ref>& refs) {
-  std::lock_guard<std::mutex> lock(g_materialize_mu);
+namespace {
+
+// One program for refs, all on one device.
+void materialize_on(const std::vector<Ref>& refs, int device) {
   Plan plan;
   if (!plan_single(refs, plan)) plan_graph(refs, plan);
   if (plan.order.empty()) return;
@@ -593,6 +558,11 @@ void materialize(const std::vector<Ref>& refs) {
   pjrt::ExecutablePtr exe = rt.cached(key);
   if (!exe && g_donation) exe = cached_variant(rt, plan, aliases, key, copies);
   if (!exe) exe = rt.compile(key, [&]() { return program_text(plan, aliases); }, what);
+  for (size_t i = 0; i < params.size(); ++i) {
+    const pjrt::BufferPtr& b = params[i].node->buffers[params[i].index];
+    if (b->device() != device && !copies.count(static_cast<int>(i)))
+      copies[static_cast<int>(i)] = on_device(params[i], b, device);
+  }
   auto arg = [&](size_t i) -> pjrt::Buffer* {
     auto c = copies.find(static_cast<int>(i));
     return c != copies.end() ? c->second.get() : params[i].node->buffers[params[i].index].get();
@@ -602,10 +572,11 @@ void materialize(const std::vector<Ref>& refs) {
   for (size_t i = 0; i < params.size(); ++i) args.push_back(arg(i)->get());
   std::vector<pjrt::Buffer*> donated;
   for (const auto& a : aliases) donated.push_back(arg(a.first));
-  std::vector<pjrt::BufferPtr> outs = launch(*exe, args, donated, what, [&] { return summary(plan); });
+  std::vector<pjrt::BufferPtr> outs = launch(*exe, args, donated, what, [&] { return summary(plan); }, device);
   size_t k = 0;
   for (int i : plan.targets) {
     Node* t = order[i];
+    t->device = device;
     t->buffers.assign(outs.begin() + k, outs.begin() + k + t->out_types.size());
     k += t->out_types.size();
   }
@@ -616,6 +587,27 @@ void materialize(const std::vector<Ref>& refs) {
     order[i]->lower = nullptr;
     order[i]->attrs.reset();
   }
+}
+
+}  // namespace
+
+void materialize(const std::vector<Ref>& refs) {
+  std::lock_guard<std::mutex> lock(g_materialize_mu);
+  int first = -1;
+  bool one_device = true;
+  for (const Ref& r : refs) {
+    if (!r || r.node->materialized()) continue;
+    const int d = device_of(r);
+    if (first < 0) first = d;
+    one_device &= d == first;
+  }
+  if (first < 0) return;
+  if (one_device) return materialize_on(refs, first);
+  // Fused mode's pending values of several devices: a program per device.
+  std::map<int, std::vector<Ref>> by_device;
+  for (const Ref& r : refs)
+    if (r && !r.node->materialized()) by_device[device_of(r)].push_back(r);
+  for (const auto& [d, rs] : by_device) materialize_on(rs, d);
 }
 
 Ref placeholder(shlo::Type type) {
@@ -669,14 +661,57 @@ std::shared_ptr<Program> compile_program(const std::vector<Ref>& targets, const 
 }
 
 std::vector<pjrt::BufferPtr> run_program(const Program& p, const std::vector<pjrt::BufferPtr>& args) {
+  // It runs where its inputs are; captured constants follow.
+  int device = -1;
+  for (size_t i = 0; i < args.size() && device < 0; ++i)
+    if (p.params[i].node->device != kAnyDevice) device = args[i]->device();
+  if (device < 0) device = 0;
+  std::vector<pjrt::BufferPtr> moved(args.size());
   std::vector<PJRT_Buffer*> raw;
   raw.reserve(args.size());
-  for (const pjrt::BufferPtr& b : args) raw.push_back(b->get());
+  for (size_t i = 0; i < args.size(); ++i) {
+    if (args[i]->device() != device) moved[i] = on_device(p.params[i], args[i], device);
+    raw.push_back((moved[i] ? moved[i] : args[i])->get());
+  }
   std::vector<pjrt::Buffer*> donated;
   for (const auto& a : p.aliases) donated.push_back(args[a.first].get());
   auto what = [&]() { return std::string("a compiled graph"); };
   std::lock_guard<std::mutex> lock(g_materialize_mu);
-  return launch(*p.exe, raw, donated, what, [&] { return p.name; });
+  return launch(*p.exe, raw, donated, what, [&] { return p.name; }, device);
+}
+
+std::vector<std::vector<Ref>> run_replicas(const std::string& key, const std::function<std::string()>& build,
+                                           const std::function<std::string()>& what, const std::vector<int>& devices,
+                                           const std::vector<std::vector<Ref>>& inputs) {
+  std::vector<std::vector<pjrt::BufferPtr>> held(inputs.size());
+  std::vector<std::vector<PJRT_Buffer*>> raw(inputs.size());
+  for (size_t i = 0; i < inputs.size(); ++i)
+    for (const Ref& r : inputs[i]) {
+      held[i].push_back(buffer(r));
+      if (held[i].back()->device() != devices.at(i))
+        throw pjrt::Error("internal: replica " + std::to_string(i) + " of " + what() +
+                          " runs on tpu:" + std::to_string(devices[i]) +
+                          " but its input is on tpu:" + std::to_string(held[i].back()->device()));
+      raw[i].push_back(held[i].back()->get());
+    }
+  pjrt::ExecutablePtr exe = Runtime::get().executable(key, build, what, devices);
+  std::vector<std::unique_ptr<pjrt::Event>> done;
+  const int64_t launched = timeline::on() ? timeline::now_ns() : 0;
+  std::vector<std::vector<pjrt::BufferPtr>> outs;
+  try {
+    outs = exe->execute_replicas(raw, devices, &done);
+  } catch (const pjrt::Error& e) {
+    throw pjrt::Error("running " + what() + " failed: " + e.what(), e.code());
+  }
+  for (auto& d : done) {
+    if (launched && d) timeline::executed(what(), what(), launched, *d);
+    track_in_flight(std::move(d));
+  }
+  std::vector<std::vector<Ref>> result(outs.size());
+  for (size_t i = 0; i < outs.size(); ++i)
+    for (pjrt::BufferPtr& b : outs[i])
+      result[i].push_back(leaf(b, shlo::Type{from_pjrt(b->element_type()), b->dims()}));
+  return result;
 }
 
 pjrt::BufferPtr copy_buffer(const pjrt::BufferPtr& b, const shlo::Type& type) {

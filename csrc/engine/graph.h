@@ -34,6 +34,14 @@ struct Attrs {
 };
 using LowerThunk = std::vector<shlo::Value> (*)(shlo::Builder&, const std::vector<shlo::Value>&, const Attrs*);
 
+// Where a node's values live (Node::device): an index among the client's
+// devices, or one of these.
+// kUnplaced: a deferred value computed from no placed input (a factory's
+// first op), placed by the op that reads it or by place().
+// kAnyDevice: a shared constant (scalar()), read by programs on every
+// device (copied to each device once).
+constexpr int kUnplaced = -1, kAnyDevice = -2;
+
 struct Node {
   // The op's name, for people: error messages and the device timeline.
   const char* name = "";
@@ -46,11 +54,14 @@ struct Node {
   std::vector<shlo::Type> out_types;
   // Set once materialized; inputs, lowering and attributes are then dropped.
   std::vector<pjrt::BufferPtr> buffers;
+  int device = kUnplaced;
   bool materialized() const { return !buffers.empty(); }
 };
 
 // Records a deferred op. engine/op.h builds the key and the lowering from
 // typed attributes; this is the step underneath. name: a string literal.
+// The node is on its inputs' device (unplaced inputs join it there);
+// inputs on two devices are an error, as in PyTorch.
 std::vector<Ref> record(const char* name, std::string key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types,
                         LowerThunk lower, std::unique_ptr<Attrs> attrs);
 
@@ -60,8 +71,14 @@ Ref leaf(pjrt::BufferPtr buffer, shlo::Type type);
 // the value is not part of any cache key (x*0.37 and x*0.38 share a program).
 Ref scalar(shlo::DType dtype, double value);
 Ref scalar_i64(int64_t value);
-// Uploads dense row-major host data.
-Ref from_host(const void* data, const shlo::Type& type);
+// Uploads dense row-major host data to a device.
+Ref from_host(const void* data, const shlo::Type& type, int device = 0);
+// Puts an unplaced value, and the unplaced graph behind it, on a device;
+// a value already on another device is an error (a tensor on device d holds
+// only values of device d).
+void place(const Ref& ref, int device);
+// The value of ref copied to another device (computed first if deferred).
+Ref to_device(const Ref& ref, int device);
 
 // Computes every deferred ref given (one program for all of them).
 void materialize(const std::vector<Ref>& refs);
@@ -80,6 +97,14 @@ void synchronize();
 // nothing: failures stay pending for the next synchronize() or read (the
 // profiler's end of trace, which must not swallow a user's error).
 void quiesce();
+// Runs a replicated program (a collective) over devices (device indices in
+// replica order) in one launch: inputs[i] are replica i's values (computed
+// first), and the result's [i] are its outputs, values on devices[i].
+// Nothing here holds the launch queue's lock: replicas wait for each other
+// inside the plugin.
+std::vector<std::vector<Ref>> run_replicas(const std::string& key, const std::function<std::string()>& build,
+                                           const std::function<std::string()>& what, const std::vector<int>& devices,
+                                           const std::vector<std::vector<Ref>>& inputs);
 // Completion events of the programs launched so far and maybe not done.
 std::vector<std::shared_ptr<pjrt::Event>> in_flight();
 // Materializes and copies to dense row-major host memory; waits.

@@ -170,13 +170,13 @@ pjrt::ExecutablePtr Runtime::cached(const std::string& key) {
 }
 
 pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::function<std::string()>& build,
-                                        const std::function<std::string()>& what) {
+                                        const std::function<std::string()>& what, const std::vector<int>& replicas) {
   if (pjrt::ExecutablePtr exe = cached(key)) return exe;
-  return compile(key, build, what);
+  return compile(key, build, what, replicas);
 }
 
 pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function<std::string()>& build,
-                                     const std::function<std::string()>& what) {
+                                     const std::function<std::string()>& what, const std::vector<int>& replicas) {
   if (log_recompiles_) {
     std::lock_guard<std::mutex> g(mu_);
     log_recompile(key);
@@ -186,7 +186,7 @@ pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function
   auto t0 = std::chrono::steady_clock::now();
   pjrt::ExecutablePtr exe;
   try {
-    exe = client_->compile(text);
+    exe = client_->compile(text, replicas);
   } catch (const pjrt::Error& e) {
     throw pjrt::Error(
         "compiling " + what() + " failed: " + e.what() + (env::flag("TORCH_PJRT_DUMP_FAILED") ? "\n" + text : ""),

@@ -56,11 +56,13 @@ class Runtime {
   // The program for a key if memory or the disk cache has it, else null.
   pjrt::ExecutablePtr cached(const std::string& key);
   // Compiled program for a graph key; builds the module text only on a miss.
+  // replicas: for a replicated program, its devices (pjrt::Client::compile);
+  // the key must name them.
   pjrt::ExecutablePtr executable(const std::string& key, const std::function<std::string()>& build,
-                                 const std::function<std::string()>& what);
+                                 const std::function<std::string()>& what, const std::vector<int>& replicas = {});
   // Compiles (and stores in both caches) a key that cached() did not find.
   pjrt::ExecutablePtr compile(const std::string& key, const std::function<std::string()>& build,
-                              const std::function<std::string()>& what);
+                              const std::function<std::string()>& what, const std::vector<int>& replicas = {});
   CacheStats cache_stats();
   const std::string& cache_dir() const;
   void reset_cache_stats();

@@ -56,6 +56,43 @@ std::string named_value_text(const PJRT_NamedValue& v) {
 // CompileOptionsProto { executable_build_options { num_replicas: 1
 // num_partitions: 1 } }. An empty proto makes some plugins assume 0 replicas.
 const char kCompileOptions[] = {0x1a, 0x04, 0x20, 0x01, 0x28, 0x01};
+// The same plus compile_portable_executable (field 4): true, so one program
+// runs on any device, chosen at launch.
+const char kPortableCompileOptions[] = {0x1a, 0x04, 0x20, 0x01, 0x28, 0x01, 0x20, 0x01};
+
+void put_varint(std::string& s, uint64_t v) {
+  while (v >= 0x80) {
+    s.push_back(static_cast<char>((v & 0x7f) | 0x80));
+    v >>= 7;
+  }
+  s.push_back(static_cast<char>(v));
+}
+void put_field(std::string& s, int field, const std::string& bytes) {  // length-delimited
+  put_varint(s, static_cast<uint64_t>(field) << 3 | 2);
+  put_varint(s, bytes.size());
+  s += bytes;
+}
+void put_field(std::string& s, int field, uint64_t v) {  // varint
+  put_varint(s, static_cast<uint64_t>(field) << 3);
+  put_varint(s, v);
+}
+
+// CompileOptionsProto { executable_build_options (3) { num_replicas (4),
+// num_partitions (5), device_assignment (9) { replica_count (1),
+// computation_count (2), computation_devices (3) { replica_device_ids (1) } } } }
+std::string replicated_options(const std::vector<int64_t>& ids) {
+  std::string packed, computation, assignment, build, options;
+  for (int64_t id : ids) put_varint(packed, static_cast<uint64_t>(id));
+  put_field(computation, 1, packed);
+  put_field(assignment, 1, ids.size());
+  put_field(assignment, 2, 1);
+  put_field(assignment, 3, computation);
+  put_field(build, 4, ids.size());
+  put_field(build, 5, 1);
+  put_field(build, 9, assignment);
+  put_field(options, 3, build);
+  return options;
+}
 
 }  // namespace
 
@@ -148,21 +185,37 @@ void Event::on_ready(std::function<void()> fn) const {
 // ---------------------------------------------------------------- Buffer
 
 namespace {
-std::atomic<int64_t> g_live{0}, g_peak{0};
-}
-int64_t live_bytes() { return g_live.load(); }
-int64_t peak_bytes() { return g_peak.load(); }
-void reset_peak_bytes() { g_peak.store(g_live.load()); }
-
-Buffer::Buffer(const Api* api, PJRT_Buffer* b, int64_t bytes) : api_(api), buf_(b), bytes_(bytes) {
-  int64_t now = g_live.fetch_add(bytes) + bytes;
-  int64_t peak = g_peak.load();
-  while (now > peak && !g_peak.compare_exchange_weak(peak, now)) {
+// Index kMaxDevices: every device together.
+std::atomic<int64_t> g_live[kMaxDevices + 1], g_peak[kMaxDevices + 1];
+int slot(int device) { return device < 0 || device >= kMaxDevices ? kMaxDevices : device; }
+void add(int i, int64_t delta) {
+  int64_t now = g_live[i].fetch_add(delta) + delta;
+  int64_t peak = g_peak[i].load();
+  while (now > peak && !g_peak[i].compare_exchange_weak(peak, now)) {
   }
+}
+void count(int device, int64_t delta) {
+  add(kMaxDevices, delta);
+  if (slot(device) != kMaxDevices) add(slot(device), delta);
+}
+}  // namespace
+int64_t live_bytes(int device) { return g_live[slot(device)].load(); }
+int64_t peak_bytes(int device) { return g_peak[slot(device)].load(); }
+void reset_peak_bytes(int device) {
+  if (device >= 0) {
+    g_peak[slot(device)].store(g_live[slot(device)].load());
+    return;
+  }
+  for (int i = 0; i <= kMaxDevices; ++i) g_peak[i].store(g_live[i].load());
+}
+
+Buffer::Buffer(const Api* api, PJRT_Buffer* b, int64_t bytes, int device)
+    : api_(api), buf_(b), bytes_(bytes), device_(device) {
+  count(device_, bytes);
 }
 
 Buffer::~Buffer() {
-  if (!donated_) g_live.fetch_sub(bytes_);
+  if (!donated_) count(device_, -bytes_);
   auto d = PJRT_ARGS(PJRT_Buffer_Destroy_Args);
   d.buffer = buf_;
   if (PJRT_Error* e = api_->raw()->PJRT_Buffer_Destroy(&d)) {
@@ -174,7 +227,7 @@ Buffer::~Buffer() {
 void Buffer::set_donated(bool donated) {
   if (donated == donated_) return;
   donated_ = donated;
-  g_live.fetch_add(donated ? -bytes_ : bytes_);
+  count(device_, donated ? -bytes_ : bytes_);
 }
 
 PJRT_Buffer_Type Buffer::element_type() const {
@@ -255,10 +308,11 @@ Executable::~Executable() {
 
 std::vector<BufferPtr> Executable::execute(const std::vector<PJRT_Buffer*>& in,
                                            const std::vector<int64_t>& non_donatable, bool,
-                                           std::unique_ptr<Event>* done) const {
+                                           std::unique_ptr<Event>* done, const Launch& at) const {
   auto opts = PJRT_ARGS(PJRT_ExecuteOptions);
   opts.non_donatable_input_indices = non_donatable.data();
   opts.num_non_donatable_input_indices = non_donatable.size();
+  opts.launch_id = at.launch_id;
   std::vector<PJRT_Buffer*> outs(num_outputs_, nullptr);
   PJRT_Buffer* const* arg_list = in.data();
   PJRT_Buffer** out_list = outs.data();
@@ -269,6 +323,7 @@ std::vector<BufferPtr> Executable::execute(const std::vector<PJRT_Buffer*>& in,
   a.num_devices = 1;
   a.num_args = in.size();
   a.output_lists = &out_list;
+  a.execute_device = at.on;
   // Outputs carry their own readiness and errors, which is what makes
   // dispatch asynchronous; the completion event is only for synchronize().
   PJRT_Event* complete = nullptr;
@@ -277,7 +332,39 @@ std::vector<BufferPtr> Executable::execute(const std::vector<PJRT_Buffer*>& in,
   if (done) *done = std::make_unique<Event>(api_, complete);
   std::vector<BufferPtr> result;
   result.reserve(outs.size());
-  for (size_t i = 0; i < outs.size(); ++i) result.push_back(std::make_shared<Buffer>(api_, outs[i], out_bytes_[i]));
+  for (size_t i = 0; i < outs.size(); ++i)
+    result.push_back(std::make_shared<Buffer>(api_, outs[i], out_bytes_[i], at.device));
+  return result;
+}
+
+std::vector<std::vector<BufferPtr>> Executable::execute_replicas(const std::vector<std::vector<PJRT_Buffer*>>& inputs,
+                                                                 const std::vector<int>& devices,
+                                                                 std::vector<std::unique_ptr<Event>>* done) const {
+  const size_t n = inputs.size();
+  auto opts = PJRT_ARGS(PJRT_ExecuteOptions);
+  std::vector<PJRT_Buffer* const*> arg_lists(n);
+  std::vector<std::vector<PJRT_Buffer*>> outs(n, std::vector<PJRT_Buffer*>(num_outputs_, nullptr));
+  std::vector<PJRT_Buffer**> out_lists(n);
+  for (size_t i = 0; i < n; ++i) {
+    arg_lists[i] = inputs[i].data();
+    out_lists[i] = outs[i].data();
+  }
+  std::vector<PJRT_Event*> events(n, nullptr);
+  auto a = PJRT_ARGS(PJRT_LoadedExecutable_Execute_Args);
+  a.executable = exe_;
+  a.options = &opts;
+  a.argument_lists = arg_lists.data();
+  a.num_devices = n;
+  a.num_args = n ? inputs[0].size() : 0;
+  a.output_lists = out_lists.data();
+  a.device_complete_events = events.data();
+  api_->check(api_->raw()->PJRT_LoadedExecutable_Execute(&a), "executing a replicated program");
+  std::vector<std::vector<BufferPtr>> result(n);
+  for (size_t i = 0; i < n; ++i) {
+    done->push_back(std::make_unique<Event>(api_, events[i]));
+    for (size_t k = 0; k < num_outputs_; ++k)
+      result[i].push_back(std::make_shared<Buffer>(api_, outs[i][k], out_bytes_[k], devices.at(i)));
+  }
   return result;
 }
 
@@ -349,6 +436,15 @@ Client::Client(std::shared_ptr<Api> api, const ClientOptions& opts) : api_(std::
   api_->check(raw->PJRT_Client_AddressableDevices(&d), "listing devices");
   devices_.assign(d.addressable_devices, d.addressable_devices + d.num_addressable_devices);
   if (devices_.empty()) throw Error("PJRT plugin " + api_->path() + " reports no addressable devices");
+  for (PJRT_Device* dev : devices_) {
+    auto g = PJRT_ARGS(PJRT_Device_GetDescription_Args);
+    g.device = dev;
+    api_->check(raw->PJRT_Device_GetDescription(&g), "PJRT_Device_GetDescription");
+    auto id = PJRT_ARGS(PJRT_DeviceDescription_Id_Args);
+    id.device_description = g.device_description;
+    api_->check(raw->PJRT_DeviceDescription_Id(&id), "PJRT_DeviceDescription_Id");
+    device_ids_.push_back(id.id);
+  }
 
   auto p = PJRT_ARGS(PJRT_Client_PlatformName_Args);
   p.client = client_;
@@ -381,10 +477,18 @@ BufferPtr Client::from_host(const void* data, PJRT_Buffer_Type type, const std::
   done.await("copying host data to the device");
   int64_t bytes = static_cast<int64_t>(element_size(type));
   for (int64_t d : dims) bytes *= d;
-  return std::make_shared<Buffer>(api_.get(), a.buffer, bytes);
+  return std::make_shared<Buffer>(api_.get(), a.buffer, bytes, device);
 }
 
-ExecutablePtr Client::compile(const std::string& mlir) const {
+BufferPtr Client::copy_to_device(const Buffer& b, int device) const {
+  auto a = PJRT_ARGS(PJRT_Buffer_CopyToDevice_Args);
+  a.buffer = b.get();
+  a.dst_device = devices_.at(device);
+  api_->check(api_->raw()->PJRT_Buffer_CopyToDevice(&a), "copying between devices");
+  return std::make_shared<Buffer>(api_.get(), a.dst_buffer, static_cast<int64_t>(b.on_device_bytes()), device);
+}
+
+ExecutablePtr Client::compile(const std::string& mlir, const std::vector<int>& replicas) const {
   auto prog = PJRT_ARGS(PJRT_Program);
   prog.code = const_cast<char*>(mlir.data());
   prog.code_size = mlir.size();
@@ -394,8 +498,17 @@ ExecutablePtr Client::compile(const std::string& mlir) const {
   auto a = PJRT_ARGS(PJRT_Client_Compile_Args);
   a.client = client_;
   a.program = &prog;
-  a.compile_options = kCompileOptions;
-  a.compile_options_size = sizeof(kCompileOptions);
+  const bool portable = devices_.size() > 1;
+  a.compile_options = portable ? kPortableCompileOptions : kCompileOptions;
+  a.compile_options_size = portable ? sizeof(kPortableCompileOptions) : sizeof(kCompileOptions);
+  std::string options;
+  if (!replicas.empty()) {
+    std::vector<int64_t> ids;
+    for (int d : replicas) ids.push_back(device_ids_.at(d));
+    options = replicated_options(ids);
+    a.compile_options = options.data();
+    a.compile_options_size = options.size();
+  }
   api_->check(api_->raw()->PJRT_Client_Compile(&a), "compiling");
   return std::make_shared<Executable>(api_.get(), a.executable);
 }

@@ -48,18 +48,23 @@ class Event {
   PJRT_Event* ev_;
 };
 
+// The most devices whose memory is counted apart (live_bytes(device)).
+constexpr int kMaxDevices = 64;
+
 // An immutable array on one device. Shared: storages, the graph and
 // in-flight executions may all hold it.
 class Buffer {
  public:
-  // bytes: its size on the device, counted in live_bytes() while it lives.
-  Buffer(const Api* api, PJRT_Buffer* b, int64_t bytes);
+  // bytes: its size on the device, counted in live_bytes() while it lives;
+  // device: the index of the client's device holding it.
+  Buffer(const Api* api, PJRT_Buffer* b, int64_t bytes, int device = 0);
   Buffer(const Buffer&) = delete;
   ~Buffer();
   PJRT_Buffer* get() const { return buf_; }
   PJRT_Buffer_Type element_type() const;
   std::vector<int64_t> dims() const;
   size_t on_device_bytes() const;
+  int device() const { return device_; }
   // Copies the whole buffer into dst (dense, row-major); blocks until done.
   void to_host(void* dst, size_t nbytes) const;
   // Waits for the buffer's producer; throws its error if it failed.
@@ -72,9 +77,22 @@ class Buffer {
   const Api* api_;
   PJRT_Buffer* buf_;
   int64_t bytes_;
+  int device_;
   bool donated_ = false;
 };
 using BufferPtr = std::shared_ptr<Buffer>;
+
+// Where and how a program is launched.
+struct Launch {
+  // The device to run on, for a portable program (Client::compile) or one
+  // replica of a replicated one; null: where it was compiled (device 0).
+  PJRT_Device* on = nullptr;
+  int device = 0;  // on's index, recorded in the output buffers
+  // Replicas launched separately (one call per device) meet under one
+  // launch id: equal on every replica of one run, distinct between runs
+  // that may be in flight together.
+  int launch_id = 0;
+};
 
 // A compiled, loaded program.
 class Executable {
@@ -88,7 +106,14 @@ class Executable {
   // done (if given) receives an event that fires when the program finishes,
   // even if every output has been dropped by then.
   std::vector<BufferPtr> execute(const std::vector<PJRT_Buffer*>& args, const std::vector<int64_t>& non_donatable = {},
-                                 bool all_donatable = false, std::unique_ptr<Event>* done = nullptr) const;
+                                 bool all_donatable = false, std::unique_ptr<Event>* done = nullptr,
+                                 const Launch& at = {}) const;
+  // Runs every replica of a replicated program in one launch: args[i] are
+  // replica i's inputs, devices[i] its device index (as compiled); returns
+  // each replica's outputs and, in done, its completion event.
+  std::vector<std::vector<BufferPtr>> execute_replicas(const std::vector<std::vector<PJRT_Buffer*>>& args,
+                                                       const std::vector<int>& devices,
+                                                       std::vector<std::unique_ptr<Event>>* done) const;
   // Platform-specific bytes that deserialize() turns back into this program.
   std::string serialize() const;
 
@@ -156,12 +181,20 @@ class Client {
   const std::string& platform() const { return platform_; }
   const std::string& platform_version() const { return platform_version_; }
   size_t device_count() const { return devices_.size(); }
+  PJRT_Device* device(int i) const { return devices_.at(i); }
 
   // Uploads a dense row-major host array; the host memory may be reused as
   // soon as this returns.
   BufferPtr from_host(const void* data, PJRT_Buffer_Type type, const std::vector<int64_t>& dims, int device = 0) const;
-  // Compiles StableHLO (MLIR text or bytecode) for one device.
-  ExecutablePtr compile(const std::string& mlir) const;
+  // A copy of b on another device of this client (asynchronous: the copy
+  // is ready when its producer and the transfer are).
+  BufferPtr copy_to_device(const Buffer& b, int device) const;
+  // Compiles StableHLO (MLIR text or bytecode) for one device. With more
+  // than one device the program is portable: one compile serves every
+  // device, chosen at each launch (Launch::on). With replicas (device
+  // indices, in replica order) it is one replicated program over them, for
+  // collectives: replica i runs on replicas[i].
+  ExecutablePtr compile(const std::string& mlir, const std::vector<int>& replicas = {}) const;
   ExecutablePtr deserialize(const std::string& bytes) const;
   MemoryStats memory_stats(int device = 0) const;
 
@@ -170,14 +203,16 @@ class Client {
   std::shared_ptr<KeyValueStore> kv_store_;  // the plugin may call it while the client lives
   PJRT_Client* client_ = nullptr;
   std::vector<PJRT_Device*> devices_;
+  std::vector<int64_t> device_ids_;  // the plugin's global id of each
   std::string platform_;
   std::string platform_version_;
 };
 
-// Bytes held by live buffers of every client in this process, and the peak.
-int64_t live_bytes();
-int64_t peak_bytes();
-void reset_peak_bytes();
+// Bytes held by live buffers of every client in this process, and the peak:
+// of one device, or of all of them (device -1).
+int64_t live_bytes(int device = -1);
+int64_t peak_bytes(int device = -1);
+void reset_peak_bytes(int device = -1);
 
 // Size in bytes of one element of a PJRT buffer type (0 if unsupported).
 size_t element_size(PJRT_Buffer_Type t);

@@ -244,7 +244,8 @@ std::string Builder::region(const std::vector<Type>& args, const RegionFn& fn) {
 }
 
 std::string Builder::finish(const std::vector<Value>& results, const std::vector<std::pair<int, int>>& aliases) {
-  std::string s = "module @torch_pjrt {\n  func.func public @main(";
+  std::string s = "module @torch_pjrt " + (module_attrs_.empty() ? "" : "attributes {" + module_attrs_ + "} ") +
+                  "{\n  func.func public @main(";
   for (size_t i = 0; i < params_.size(); ++i) {
     s += (i ? ", " : "") + std::string("%") + std::to_string(i) + ": " + params_[i].str();
     for (const auto& [param, result] : aliases)

@@ -55,6 +55,9 @@ class Builder {
   // aliases: (param, result) pairs whose result may reuse the param's device
   // buffer (the caller donates that param when it runs the program).
   std::string finish(const std::vector<Value>& results, const std::vector<std::pair<int, int>>& aliases = {});
+  // Attributes of the module itself, such as a replicated program's
+  // "mhlo.num_replicas = 2 : i32" (comma-separated).
+  void module_attributes(std::string attrs) { module_attrs_ = std::move(attrs); }
 
   // Generic op: "name"(operands) ({regions}) {attrs} : (in types) -> (out types)
   std::vector<Value> op(const std::string& name, const std::vector<Value>& operands, const std::vector<Type>& results,
@@ -144,6 +147,7 @@ class Builder {
  private:
   std::string& out() { return blocks_.back(); }
   std::vector<Type> params_;
+  std::string module_attrs_;
   std::vector<std::string> blocks_{std::string()};
   std::vector<std::pair<std::string, std::string>> functions_;  // (key, text), in order added
   int next_id_ = 0;

@@ -142,12 +142,12 @@ def memory_allocated(device=None) -> int:
     # Ops still queued (strict mode) or pending (fused mode) have not made
     # their buffers yet; CUDA counts an output from its launch, so launch.
     _C._flush()
-    return int(_C._memory_allocated())
+    return int(_C._memory_allocated(_index(device)))
 
 
 def max_memory_allocated(device=None) -> int:
     _C._flush()
-    return int(_C._max_memory_allocated())
+    return int(_C._max_memory_allocated(_index(device)))
 
 
 def memory_reserved(device=None) -> int:
@@ -160,11 +160,11 @@ def max_memory_reserved(device=None) -> int:
 
 def reset_peak_memory_stats(device=None) -> None:
     _C._flush()
-    _C._reset_peak_memory_stats()
+    _C._reset_peak_memory_stats(_index(device))
 
 
 def reset_max_memory_allocated(device=None) -> None:
-    _C._reset_peak_memory_stats()
+    _C._reset_peak_memory_stats(_index(device))
 
 
 def _plugin_memory(device=None) -> dict:
@@ -184,7 +184,7 @@ def memory_stats(device=None) -> dict:
     Buffers are freed when their last tensor dies (no caching allocator), so
     reserved equals allocated."""
     cur = memory_allocated(device)  # launches pending work first
-    peak = int(_C._max_memory_allocated())
+    peak = int(_C._max_memory_allocated(_index(device)))
     s = _plugin_memory(device)
     return {
         "allocated_bytes.all.current": cur,

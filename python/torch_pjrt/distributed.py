@@ -5,20 +5,45 @@ without a backend, `init_process_group("tpu_dist")` or
 `"cpu:gloo,tpu:tpu_dist"` then serve DDP, FSDP2, DTensor and functional
 collectives on tpu tensors.
 
-Each process binds one device (the one current when the group is made).
-The collectives run through the host transport: copied to the host, run by a
-gloo group on the same store, copied back. `stats()` counts them per
-transport."""
+Each member binds one device (the one current when the group is made).
+A group whose members all share this process's PJRT client, each on its own
+device (ranks as threads, one per device), runs its collectives on the
+device transport: one replicated program per collective. Other groups use
+the host transport: copied to the host, run by a gloo group on the same
+store, copied back. `stats()` counts collectives per transport."""
+import itertools
+import os
+import socket
+
 import torch
 
 from . import _C
+
+_group_tags = itertools.count(1)
+
+
+def _device_group(store, rank, size):
+    """(devices in rank order, tag) when every member of the group is in
+    this process on a device of its own, else ([], 0). Each member says
+    where it is through the group's store; the first member numbers the
+    group, so every member derives the same launch ids."""
+    where = f"{socket.gethostname()}/{os.getpid()}"
+    store.set(f"tpu_dist/member/{rank}", f"{where}/{torch.tpu.current_device()}")
+    if rank == 0:
+        store.set("tpu_dist/tag", str(next(_group_tags) % 2048))
+    members = [store.get(f"tpu_dist/member/{r}").decode().rsplit("/", 1) for r in range(size)]
+    devices = [int(d) for _, d in members]
+    if size < 2 or any(w != where for w, _ in members) or len(set(devices)) != size:
+        return [], 0
+    return devices, int(store.get("tpu_dist/tag"))
 
 
 def _create_backend(store, rank, size, timeout):
     import torch.distributed as dist
     torch.tpu.init()  # DeviceMesh leaves an initialized device as it is
     host = dist.ProcessGroupGloo(dist.PrefixStore("tpu_dist/host/", store), rank, size, timeout)
-    return _C.TpuDistBackend(host, rank, size, torch.tpu.current_device())
+    devices, tag = _device_group(store, rank, size)
+    return _C.TpuDistBackend(host, rank, size, torch.tpu.current_device(), devices, tag, timeout)
 
 
 def stats() -> dict:

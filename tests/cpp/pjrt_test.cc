@@ -49,3 +49,36 @@ TEST(Pjrt, SerializedExecutableRuns) {
   r[0]->to_host(out.data(), 12);
   EXPECT_EQ(out, (std::vector<float>{2, 4, 6}));
 }
+
+// With several devices one compile serves each of them: the program runs on
+// the device asked for, its outputs live there, and memory is counted there.
+TEST(Pjrt, APortableProgramRunsOnTheDeviceAskedFor) {
+  pjrt::ClientOptions opts;
+  opts.cpu_device_count = 2;
+  pjrt::Client c(std::make_shared<pjrt::Api>(std::getenv("TORCH_PJRT_PLUGIN_PATH")), opts);
+  ASSERT_EQ(c.device_count(), 2u);
+  auto exe = c.compile(
+      "module @m {\n func.func public @main(%a: tensor<4xf32>) -> tensor<4xf32> {\n"
+      "  %0 = stablehlo.multiply %a, %a : tensor<4xf32>\n  return %0 : tensor<4xf32>\n }\n}\n");
+  std::vector<float> in{1, 2, 3, 4}, out(4);
+  const int64_t before = pjrt::live_bytes(1);
+  auto b = c.from_host(in.data(), PJRT_Buffer_Type_F32, {4}, /*device=*/1);
+  EXPECT_EQ(b->device(), 1);
+  EXPECT_EQ(pjrt::live_bytes(1), before + 16);
+  auto r = exe->execute({b->get()}, {}, false, nullptr, pjrt::Launch{c.device(1), 1});
+  PJRT_Buffer_Device_Args where{};
+  where.struct_size = PJRT_Buffer_Device_Args_STRUCT_SIZE;
+  where.buffer = r[0]->get();
+  c.api().check(c.api().raw()->PJRT_Buffer_Device(&where), "PJRT_Buffer_Device");
+  EXPECT_EQ(where.device, c.device(1));
+  EXPECT_EQ(r[0]->device(), 1);
+  r[0]->to_host(out.data(), 16);
+  EXPECT_EQ(out, (std::vector<float>{1, 4, 9, 16}));
+
+  auto moved = c.copy_to_device(*r[0], 0);
+  where.buffer = moved->get();
+  c.api().check(c.api().raw()->PJRT_Buffer_Device(&where), "PJRT_Buffer_Device");
+  EXPECT_EQ(where.device, c.device(0));
+  moved->to_host(out.data(), 16);
+  EXPECT_EQ(out, (std::vector<float>{1, 4, 9, 16}));
+}

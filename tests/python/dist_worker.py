@@ -2,11 +2,17 @@
 `python dist_worker.py SCENARIO RANK WORLD STORE_FILE OUT_JSON`, or under
 torchrun `dist_worker.py tp_plan MODEL_DIR OUT_JSON`. Each rank
 binds tpu:0 of its own process, as on a TPU VM with one chip per process.
-Rank 0 writes what it found to OUT_JSON."""
+Rank 0 writes what it found to OUT_JSON.
+
+`python dist_worker.py threads SCENARIO WORLD OUT_JSON` runs the same
+scenario with the ranks as threads of one process, rank r on tpu:r
+(TORCH_PJRT_CPU_DEVICES=WORLD): the group then shares one client and takes
+the device transport."""
 import datetime
 import json
 import os
 import sys
+import threading
 import time
 
 import torch
@@ -140,12 +146,16 @@ def collectives(rank, world):
     return {"failures": failures, "checked": checked, "stats": torch_pjrt.distributed.stats()}
 
 
+_seeding = threading.Lock()  # ranks as threads share the global generator
+
+
 def _llama(seed=0):
     from transformers import LlamaConfig, LlamaForCausalLM
-    torch.manual_seed(seed)
-    cfg = LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
-                      num_key_value_heads=2, vocab_size=96, max_position_embeddings=32)
-    return LlamaForCausalLM(cfg)
+    with _seeding:
+        torch.manual_seed(seed)
+        cfg = LlamaConfig(hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+                          num_key_value_heads=2, vocab_size=96, max_position_embeddings=32)
+        return LlamaForCausalLM(cfg)
 
 
 def _batches(world, steps=20):
@@ -275,9 +285,59 @@ def tp_plan(path, out):
     dist.destroy_process_group()
 
 
+def member_missing(rank, world):
+    """Rank 1 never joins the collective rank 0 waits in: rank 0 gets an
+    error after the group's timeout, and the process goes on."""
+    if rank == 1:
+        return {}
+    t0 = time.perf_counter()
+    try:
+        dist.all_reduce(torch.ones(4, device="tpu"))
+        raised = None
+    except Exception as e:  # noqa: BLE001  (the test reads the message)
+        raised = f"{type(e).__name__}: {e}"[:500]
+    return {"raised": raised, "seconds": time.perf_counter() - t0,
+            "after": (torch.ones(3, device="tpu") * 2).cpu().tolist()}
+
+
+def threads(scenario, world, out):
+    """Every rank a thread of this process, on its own device, each with its
+    own default group (c10d's thread-local world, as its multi-threaded
+    tests use)."""
+    import traceback
+    from torch.testing._internal.distributed.multi_threaded_pg import _install_threaded_pg
+    _install_threaded_pg()
+    torch._C._distributed_c10d._set_thread_isolation_mode(True)
+    store = dist.HashStore()
+    timeout = datetime.timedelta(seconds=float(os.environ.get("DIST_TIMEOUT", "120")))
+    results, errors = {}, []
+    if scenario in ("ddp", "fsdp2"):
+        # transformers resolves its names lazily, which two threads at once can race
+        from transformers import LlamaConfig, LlamaForCausalLM  # noqa: F401
+
+    def member(rank):
+        try:
+            torch.tpu.set_device(rank)
+            dist.init_process_group("tpu_dist", store=store, rank=rank, world_size=world, timeout=timeout)
+            results[rank] = globals()[scenario](rank, world)
+            dist.destroy_process_group()
+        except BaseException:  # noqa: BLE001  (reported to the test)
+            errors.append(traceback.format_exc()[-3000:])
+
+    members = [threading.Thread(target=member, args=(r,)) for r in range(world)]
+    for m in members:
+        m.start()
+    for m in members:
+        m.join()
+    with open(out, "w") as f:
+        json.dump({**results.get(0, {}), "errors": errors, "devices": torch.tpu.device_count()}, f)
+
+
 def main():
     if sys.argv[1] == "tp_plan":
         return tp_plan(sys.argv[2], sys.argv[3])
+    if sys.argv[1] == "threads":
+        return threads(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     scenario, rank, world, store, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
     timeout = datetime.timedelta(seconds=float(os.environ.get("DIST_TIMEOUT", "120")))
     dist.init_process_group("tpu_dist" if scenario != "default_backend" else None, rank=rank, world_size=world,

@@ -1,7 +1,9 @@
 """torch.distributed on tpu through the c10d backend tpu_dist
 (csrc/aten/distributed.cc): two processes on loopback, each on its own
-tpu:0, as on TPU VMs with a chip per process. Each scenario runs
-dist_worker.py in both ranks; rank 0 reports."""
+tpu:0, as on TPU VMs with a chip per process (the host transport). Each
+scenario runs dist_worker.py in both ranks; rank 0 reports. The same
+scenarios with the ranks as threads of one process, rank r on tpu:r of a
+two-device client, take the device transport."""
 import json
 import os
 import subprocess
@@ -35,6 +37,17 @@ def _run(scenario, tmp_path, world=2, timeout_s=60, **env):
         logs.append(err[-3000:])
     assert procs[0].returncode == 0, logs[0]
     return json.loads(out.read_text())
+
+
+def _run_threads(scenario, tmp_path, world=2, **env):
+    out = tmp_path / "out.json"
+    full_env = {**os.environ, "TORCH_PJRT_CPU_DEVICES": str(world), **{k: str(v) for k, v in env.items()}}
+    p = subprocess.run([sys.executable, str(WORKER), "threads", scenario, str(world), str(out)], env=full_env,
+                       capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr[-3000:]
+    r = json.loads(out.read_text())
+    assert r["errors"] == [] and r["devices"] == world, r["errors"]
+    return r
 
 
 def test_every_collective_matches_gloo_on_the_cpu(tmp_path):
@@ -100,3 +113,35 @@ def test_tp_plan_auto_logits_equal_the_cpu(family, tmp_path):
     assert res["sharded"] and res["backend"] == "tpu_dist" and res["device"] == "tpu:0", res
     assert res["max_diff"] <= 1e-5, res
     assert res["stats"]["host_collectives"] > 0
+
+
+def test_a_group_in_one_process_runs_collectives_on_the_devices(tmp_path):
+    r = _run_threads("collectives", tmp_path)
+    assert r["failures"] == [] and r["checked"] >= 50, r
+    # every all_reduce / broadcast / all_gather / reduce_scatter / all_to_all
+    # of tpu tensors with an equal split: 22 per dtype; the host keeps
+    # reduce, scatter, gather, uneven all_to_all, send / recv and CPU tensors
+    assert r["stats"]["device_collectives"] >= 60, r["stats"]
+    assert r["stats"]["host_collectives"] > 0
+
+
+@pytest.mark.parametrize("scenario", ["ddp", "fsdp2"])
+def test_data_parallel_on_the_device_transport_equals_one_process(scenario, tmp_path):
+    pytest.importorskip("transformers")
+    r = _run_threads(scenario, tmp_path)
+    assert len(r["parallel"]) == len(r["reference"]) == 20
+    for step, (p, ref) in enumerate(zip(r["parallel"], r["reference"])):
+        assert abs(p - ref) <= 1e-5 * abs(ref), (step, p, ref)
+    assert r["stats"]["device_collectives"] > 20 and r["stats"]["host_collectives"] == 0, r["stats"]
+
+
+def test_dtensor_on_the_device_transport_round_trips_exactly(tmp_path):
+    r = _run_threads("dtensor", tmp_path)
+    assert r["round_trips"] and all(r["round_trips"].values()), r
+
+
+def test_a_member_that_never_comes_is_an_error_after_the_timeout(tmp_path):
+    r = _run_threads("member_missing", tmp_path, DIST_TIMEOUT=3)
+    assert r["raised"] and "timed out" in r["raised"] and "1 of 2" in r["raised"], r
+    assert 2.5 < r["seconds"] < 60, r
+    assert r["after"] == [2.0, 2.0, 2.0]  # the process goes on

@@ -77,7 +77,7 @@ at::Tensor tri_indices(int64_t row, int64_t col, int64_t offset, bool lower, std
   c10::Device dev = device_or_current(device);
   at::Tensor out = at::empty({2, n}, at::TensorOptions().dtype(st).device(dev));
   if (n == 0) return out;
-  engine::Ref v = engine::from_host(rs.data(), shlo::Type{shlo::DType::S64, {2, n}});
+  engine::Ref v = engine::from_host(rs.data(), shlo::Type{shlo::DType::S64, {2, n}}, dev.index());
   write(out, v);
   return out;
 }

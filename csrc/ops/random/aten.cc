@@ -33,17 +33,17 @@ engine::Ref rng_state(const std::optional<at::Generator>& gen, const at::Device&
     // Inside a compiled graph the state is a parameter drawn at each call,
     // so every call advances the generator as the eager op would.
     engine::Ref r = engine::placeholder(shlo::Type{DType::U64, {2}});
-    t->fresh.emplace_back(r, [g]() mutable {
+    t->fresh.emplace_back(r, [g, at = device.index()]() mutable {
       at::Generator gen = g;
       auto [seed, counter] = next_random_key(gen);
       std::array<uint64_t, 2> s = ops::random_state(seed, counter);
-      return engine::from_host(s.data(), shlo::Type{DType::U64, {2}}).node->buffers[0];
+      return engine::from_host(s.data(), shlo::Type{DType::U64, {2}}, at).node->buffers[0];
     });
     return r;
   }
   auto [seed, counter] = next_random_key(g);
   std::array<uint64_t, 2> s = ops::random_state(seed, counter);
-  return engine::from_host(s.data(), shlo::Type{DType::U64, {2}});
+  return engine::from_host(s.data(), shlo::Type{DType::U64, {2}}, device.index());
 }
 
 engine::Ref param(double v, DType c) { return scalar_of(at::Scalar(v), c); }
