@@ -77,6 +77,14 @@ def test_dist_bench_runs_two_ranks_and_checks_their_results():
     assert r["stats_rank0"]["host_collectives"] >= 1 + bench._dist_inner(4 << 10) * 2
 
 
+def test_dist_bench_with_ranks_as_threads_takes_the_device_transport():
+    r = bench.bench_dist((4 << 10,), repeats=1, threads=True)
+    assert r["results_correct"] and set(r["ratios"]) == {"tpu_dist_over_gloo_4KiB"}
+    # every tpu all_reduce on the devices: the check, then warm-up and timed rounds
+    assert r["stats_rank0"]["device_collectives"] >= 1 + bench._dist_inner(4 << 10) * 2
+    assert r["stats_rank0"]["host_bytes"] == 0
+
+
 def test_launch_floor_beside_strict_adds():
     floor = torch_pjrt._C._launch_floor(16, 20)
     assert set(floor) == {"launch_us", "launch_event_us"} and all(v > 0 for v in floor.values())

@@ -487,12 +487,17 @@ def _dist_inner(nbytes):
 def _dist_worker(rank, world, store, sizes, repeats, out):
     """One rank of bench_dist: every size, the two sides alternating round
     by round, each sample started together by a gloo barrier. Writes this
-    rank's per-sample seconds (per collective) to out."""
+    rank's per-sample seconds (per collective) to out. store: a file path
+    (ranks as processes) or a shared c10d store (ranks as threads, rank r
+    on tpu:r)."""
     import datetime
     import torch.distributed as dist
     torch.set_num_threads(1)
-    dist.init_process_group("cpu:gloo,tpu:tpu_dist", rank=rank, world_size=world, init_method=f"file://{store}",
-                            timeout=datetime.timedelta(seconds=600))
+    where = {"init_method": f"file://{store}"} if isinstance(store, str) else {"store": store}
+    if not isinstance(store, str):
+        torch.tpu.set_device(rank)
+    dist.init_process_group("cpu:gloo,tpu:tpu_dist", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=600), **where)
     # The barrier that starts each sample runs on a group of its own, so
     # neither side's backend is in it.
     start = dist.new_group(backend="gloo")
@@ -543,6 +548,23 @@ _dist_worker(int(rank), int(world), store, json.loads(sizes), int(repeats), out)
 """
 
 
+_DIST_THREADS = r"""
+import json, sys, threading, torch, torch.distributed as dist
+from torch.testing._internal.distributed.multi_threaded_pg import _install_threaded_pg
+from torch_pjrt.tools.bench import _dist_worker
+world, sizes, repeats, out = sys.argv[1:]
+_install_threaded_pg()
+torch._C._distributed_c10d._set_thread_isolation_mode(True)
+store = dist.HashStore()
+ranks = [threading.Thread(target=_dist_worker, args=(r, int(world), store, json.loads(sizes), int(repeats),
+                                                     f"{out}.{r}")) for r in range(int(world))]
+for t in ranks:
+    t.start()
+for t in ranks:
+    t.join()
+"""
+
+
 def _dist_summary(ranks, sizes):
     """Per-rank samples -> per size and side the median over rounds of the
     slowest rank's time (a collective is done when its last rank is), the
@@ -565,17 +587,26 @@ def _dist_summary(ranks, sizes):
     return results, ratios
 
 
-def bench_dist(sizes, repeats, world=2, timeout_s=1800):
+def bench_dist(sizes, repeats, world=2, timeout_s=1800, threads=False):
     """all_reduce (float32, SUM) across `world` local processes on
-    loopback, each on its own tpu:0, as test_distributed.py runs them."""
+    loopback, each on its own tpu:0, as test_distributed.py runs them (the
+    host transport); with threads, across `world` threads of one process,
+    rank r on tpu:r (the device transport)."""
     with tempfile.TemporaryDirectory() as d:
         env = dict(os.environ)
         env.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
         outs = [os.path.join(d, f"rank{r}.json") for r in range(world)]
-        procs = [subprocess.Popen([sys.executable, "-c", _DIST_WORKER, str(r), str(world), os.path.join(d, "store"),
-                                   json.dumps(list(sizes)), str(repeats), outs[r]],
-                                  env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for r in range(world)]
+        if threads:
+            env["TORCH_PJRT_CPU_DEVICES"] = str(world)
+            outs = [os.path.join(d, f"rank.json.{r}") for r in range(world)]
+            procs = [subprocess.Popen([sys.executable, "-c", _DIST_THREADS, str(world), json.dumps(list(sizes)),
+                                       str(repeats), os.path.join(d, "rank.json")],
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]
+        else:
+            procs = [subprocess.Popen([sys.executable, "-c", _DIST_WORKER, str(r), str(world),
+                                       os.path.join(d, "store"), json.dumps(list(sizes)), str(repeats), outs[r]],
+                                      env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                     for r in range(world)]
         errs = []
         try:
             for p in procs:
@@ -606,6 +637,12 @@ def bench_dist(sizes, repeats, world=2, timeout_s=1800):
 def _write_dist(a):
     print("all_reduce, 2 processes: tpu tensors through tpu_dist (host transport) beside gloo on CPU tensors")
     res = bench_dist(DIST_SIZES, a.repeats)
+    print("all_reduce, 2 threads on tpu:0 and tpu:1: tpu_dist's device transport beside gloo on CPU tensors")
+    dev = bench_dist(DIST_SIZES, a.repeats, threads=True)
+    res["device_transport"] = dev
+    for label, ratio in dev["ratios"].items():
+        res["ratios"][label.replace("tpu_dist_over", "device_transport_over")] = ratio
+    res["results_correct"] = res["results_correct"] and dev["results_correct"]
     res["runtime"] = torch_pjrt.runtime_info()
     if not res["results_correct"]:
         print("warning: an all_reduce result was wrong (see dist.json)")
