@@ -262,24 +262,32 @@ def peer_dies(rank, world):
         return {"raised": f"{type(e).__name__}: {e}"[:500], "seconds": time.perf_counter() - t0}
 
 
-def tp_plan(path, out):
+def tp_plan(path, out, ep_size=1):
     """Under torchrun: transformers makes the process group (tpu_dist, its
-    name for the device) and shards the model over it."""
+    name for the device) and shards the model over it (and its experts,
+    with ep_size > 1)."""
     from transformers import AutoModelForCausalLM
     from transformers.distributed import DistributedConfig
     ids = torch.randint(0, 128, (2, 9), generator=torch.Generator().manual_seed(3))
-    model = AutoModelForCausalLM.from_pretrained(path, distributed_config=DistributedConfig(tp_plan="auto"))
+    config = DistributedConfig(tp_plan="auto", ep_size=ep_size) if ep_size > 1 else DistributedConfig(tp_plan="auto")
+    model = AutoModelForCausalLM.from_pretrained(path, distributed_config=config)
     with torch.no_grad():
         logits = model(ids.to(model.device)).logits
     if hasattr(logits, "full_tensor"):
         logits = logits.full_tensor()
     sharded = type(model.lm_head.weight).__name__ == "DTensor"
+    experts = getattr(model.model.layers[0].mlp, "experts", None)
+    local = getattr(experts, "gate_up_proj", None) if experts is not None else None
+    if local is not None and hasattr(local, "to_local"):
+        local = local.to_local()
+    experts_here = int(local.shape[0]) if local is not None else None
     if int(os.environ["RANK"]) == 0:
         reference = AutoModelForCausalLM.from_pretrained(path)
         with torch.no_grad():
             expected = reference(ids).logits
         with open(out, "w") as f:
             json.dump({"max_diff": float((logits.cpu() - expected).abs().max()), "sharded": sharded,
+                       "experts_here": experts_here,
                        "backend": dist.get_backend(), "device": str(model.device),
                        "stats": torch_pjrt.distributed.stats()}, f)
     dist.destroy_process_group()
@@ -335,7 +343,7 @@ def threads(scenario, world, out):
 
 def main():
     if sys.argv[1] == "tp_plan":
-        return tp_plan(sys.argv[2], sys.argv[3])
+        return tp_plan(sys.argv[2], sys.argv[3], int(sys.argv[4]) if len(sys.argv) > 4 else 1)
     if sys.argv[1] == "threads":
         return threads(sys.argv[2], int(sys.argv[3]), sys.argv[4])
     scenario, rank, world, store, out = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]

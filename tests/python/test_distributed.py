@@ -104,13 +104,33 @@ def test_tp_plan_auto_logits_equal_the_cpu(family, tmp_path):
     else:
         model = transformers.Qwen3ForCausalLM(transformers.Qwen3Config(head_dim=16, **common))
     model.save_pretrained(tmp_path / family)
-    out = tmp_path / "out.json"
+    res = _torchrun_tp(tmp_path / family, tmp_path / "out.json")
+    assert res["sharded"] and res["backend"] == "tpu_dist" and res["device"] == "tpu:0", res
+    assert res["max_diff"] <= 1e-5, res
+    assert res["stats"]["host_collectives"] > 0
+
+
+def _torchrun_tp(model_dir, out, *extra):
     r = subprocess.run([sys.executable, "-m", "torch.distributed.run", "--nproc-per-node", "2",
                         "--master-port", str(29500 + os.getpid() % 1000), str(WORKER), "tp_plan",
-                        str(tmp_path / family), str(out)], capture_output=True, text=True, timeout=600)
+                        str(model_dir), str(out), *extra], capture_output=True, text=True, timeout=600)
     assert r.returncode == 0, r.stderr[-3000:]
-    res = json.loads(out.read_text())
-    assert res["sharded"] and res["backend"] == "tpu_dist" and res["device"] == "tpu:0", res
+    return json.loads(out.read_text())
+
+
+def test_expert_parallel_qwen3_moe_logits_equal_the_cpu(tmp_path):
+    """transformers' expert parallelism (DistributedConfig(ep_size=2)):
+    each rank holds half the experts, and the logits are the CPU's."""
+    transformers = pytest.importorskip("transformers")
+    import torch
+    torch.manual_seed(0)
+    cfg = transformers.Qwen3MoeConfig(hidden_size=64, intermediate_size=128, moe_intermediate_size=32, num_experts=4,
+                                      num_experts_per_tok=2, num_hidden_layers=2, num_attention_heads=4,
+                                      num_key_value_heads=2, head_dim=16, vocab_size=128, max_position_embeddings=64)
+    transformers.Qwen3MoeForCausalLM(cfg).save_pretrained(tmp_path / "moe")
+    res = _torchrun_tp(tmp_path / "moe", tmp_path / "out.json", "2")
+    assert res["experts_here"] == 2, res  # 4 experts over 2 ranks
+    assert res["backend"] == "tpu_dist" and res["device"] == "tpu:0", res
     assert res["max_diff"] <= 1e-5, res
     assert res["stats"]["host_collectives"] > 0
 
