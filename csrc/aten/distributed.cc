@@ -2,14 +2,13 @@
 // tensors, so DDP, FSDP2, DTensor, functional collectives and transformers'
 // tensor parallelism run unchanged (they find a backend by device type).
 //
-// Two transports. The device transport serves a group whose members all
-// share this process's PJRT client, each on its own device (ranks as
-// threads on XLA:CPU's devices; on libtpu every chip of a slice, one
-// process each): a collective is one replicated program (csrc/ops/
-// collective) that each member launches on its own device under a launch
-// id the members share, so the data never leaves the devices. The Work is
-// complete once the member's replica is launched: its results are device
-// values like any op's, read in launch order.
+// Two transports. The device transport serves a group whose members are all
+// in this process, each on its own device of its client (ranks as threads):
+// a collective is one replicated program (csrc/ops/collective) over the
+// members' devices, launched once for all of them (Meetings, below), so
+// the data never leaves the devices. Its results are device values from
+// the launch on, read in launch order like any op's; the Work completes
+// when the member's replica has finished.
 //
 // The host transport is for peers the PJRT client cannot reach
 // itself (XLA:CPU across processes): each collective copies its tpu tensors
@@ -23,6 +22,7 @@
 // wait().
 #include "aten/distributed.h"
 
+#include <ATen/Parallel.h>
 #include <pybind11/chrono.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -191,6 +191,55 @@ class HostWork : public Work {
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 
+// A collective on the device transport: complete, with its future, when
+// this member's replica has finished on the device (its results are device
+// values from the launch on, read in launch order like any op's).
+class DeviceWork : public Work {
+ public:
+  DeviceWork(OpType op, std::vector<at::Tensor> outputs, c10::Device device, std::shared_ptr<pjrt::Event> done)
+      : Work(-1, op), done_(std::move(done)) {
+    future_ = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
+                                                       std::vector<c10::Device>{device});
+    // The plugin calls back on its own thread, which must never drop the
+    // last reference to a tensor (destroying a buffer there deadlocks the
+    // plugin): the callback moves the outputs on to a task of torch's
+    // inter-op pool, which completes the future.
+    auto pending = std::make_shared<Pending>(Pending{future_, done_, std::move(outputs)});
+    done_->on_ready([pending] {
+      at::launch([future = std::move(pending->future), done = std::move(pending->done),
+                  outputs = std::move(pending->outputs)] {
+        try {
+          done->await("a collective");
+          future->markCompleted(c10::IValue(outputs));
+        } catch (...) {
+          future->setError(std::current_exception());
+        }
+      });
+    });
+  }
+  bool isCompleted() override { return future_->completed(); }
+  bool isSuccess() const override { return future_->completed() && !future_->hasError(); }
+  bool wait(std::chrono::milliseconds) override {
+    future_->wait();
+    if (future_->hasError()) std::rethrow_exception(future_->exception_ptr());
+    return true;
+  }
+  std::vector<at::Tensor> result() override {
+    wait(kNoTimeout);
+    return future_->value().toTensorVector();
+  }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+
+ private:
+  struct Pending {
+    c10::intrusive_ptr<c10::ivalue::Future> future;
+    std::shared_ptr<pjrt::Event> done;
+    std::vector<at::Tensor> outputs;
+  };
+  std::shared_ptr<pjrt::Event> done_;
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
 // The members of an in-process group meet on the host for each collective:
 // the last to arrive launches every member's replica in one launch, and each
 // member takes its own results. One launch lets the plugin schedule the
@@ -201,10 +250,14 @@ class HostWork : public Work {
 // point inside the program would abort the process).
 class Meetings {
  public:
-  using Launch = std::function<std::vector<std::vector<engine::Ref>>(const std::vector<std::vector<engine::Ref>>&)>;
+  using Launch = std::function<engine::Replicas(const std::vector<std::vector<engine::Ref>>&)>;
+  struct Mine {
+    std::vector<engine::Ref> values;
+    std::shared_ptr<pjrt::Event> done;
+  };
 
-  std::vector<engine::Ref> meet(int64_t id, int size, int rank, std::vector<engine::Ref> inputs,
-                                std::chrono::milliseconds timeout, const char* what, const Launch& launch) {
+  Mine meet(int64_t id, int size, int rank, std::vector<engine::Ref> inputs, std::chrono::milliseconds timeout,
+            const char* what, const Launch& launch) {
     std::unique_lock<std::mutex> lock(mu_);
     Meeting& m = meetings_[id];
     m.inputs.resize(size);
@@ -226,7 +279,8 @@ class Meetings {
                   " members of the group arrived");
     }
     std::exception_ptr error = m.error;
-    std::vector<engine::Ref> mine = error ? std::vector<engine::Ref>{} : m.results.at(rank);
+    Mine mine;
+    if (!error) mine = Mine{m.results.values.at(rank), m.results.done.at(rank)};
     if (++m.left == size) meetings_.erase(id);
     if (error) std::rethrow_exception(error);
     return mine;
@@ -237,7 +291,8 @@ class Meetings {
     int arrived = 0;
     int left = 0;
     bool done = false;
-    std::vector<std::vector<engine::Ref>> inputs, results;
+    std::vector<std::vector<engine::Ref>> inputs;
+    engine::Replicas results;
     std::exception_ptr error;
   };
   std::mutex mu_;
@@ -539,7 +594,7 @@ class TpuDistBackend : public c10d::Backend {
     // collectives, which all members keep in step (c10d's rule: the same
     // calls in the same order).
     const int64_t id = (static_cast<int64_t>(tag_) << 32) | ++issued_;
-    std::vector<engine::Ref> results;
+    Meetings::Mine results;
     {
       // Members may be Python threads, waiting here for each other: never
       // hold the GIL (c10d's bindings release it before calling a backend;
@@ -560,13 +615,13 @@ class TpuDistBackend : public c10d::Backend {
                                 });
     }
     for (size_t i = 0; i < outputs.size(); ++i) {
-      at::Tensor flat_out = wrap(results[i], device_);
+      at::Tensor flat_out = wrap(results.values[i], device_);
       TORCH_CHECK(flat_out.numel() == outputs[i].numel(), ops::collective_name(c.kind), ": output ", i, " holds ",
                   outputs[i].numel(), " elements, the result ", flat_out.numel());
       outputs[i].copy_(flat_out.view(outputs[i].sizes()));
     }
     g_device_collectives.fetch_add(1, std::memory_order_relaxed);
-    return c10::make_intrusive<DoneWork>(op, outputs, device_);
+    return c10::make_intrusive<DeviceWork>(op, outputs, device_, results.done);
   }
 
   // ---- the host transport

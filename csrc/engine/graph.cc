@@ -117,7 +117,7 @@ std::mutex g_flight_mu;
 // Shared: a device event recorded now holds the ones before it.
 std::vector<std::shared_ptr<pjrt::Event>> g_in_flight;
 
-void track_in_flight(std::unique_ptr<pjrt::Event> done) {
+void track_in_flight(std::shared_ptr<pjrt::Event> done) {
   std::lock_guard<std::mutex> g(g_flight_mu);
   if (g_in_flight.size() >= 256) {
     std::vector<std::shared_ptr<pjrt::Event>> keep;
@@ -680,9 +680,9 @@ std::vector<pjrt::BufferPtr> run_program(const Program& p, const std::vector<pjr
   return launch(*p.exe, raw, donated, what, [&] { return p.name; }, device);
 }
 
-std::vector<std::vector<Ref>> run_replicas(const std::string& key, const std::function<std::string()>& build,
-                                           const std::function<std::string()>& what, const std::vector<int>& devices,
-                                           const std::vector<std::vector<Ref>>& inputs) {
+Replicas run_replicas(const std::string& key, const std::function<std::string()>& build,
+                      const std::function<std::string()>& what, const std::vector<int>& devices,
+                      const std::vector<std::vector<Ref>>& inputs) {
   std::vector<std::vector<pjrt::BufferPtr>> held(inputs.size());
   std::vector<std::vector<PJRT_Buffer*>> raw(inputs.size());
   for (size_t i = 0; i < inputs.size(); ++i)
@@ -703,14 +703,16 @@ std::vector<std::vector<Ref>> run_replicas(const std::string& key, const std::fu
   } catch (const pjrt::Error& e) {
     throw pjrt::Error("running " + what() + " failed: " + e.what(), e.code());
   }
+  Replicas result;
   for (auto& d : done) {
     if (launched && d) timeline::executed(what(), what(), launched, *d);
-    track_in_flight(std::move(d));
+    result.done.push_back(std::move(d));
+    track_in_flight(result.done.back());
   }
-  std::vector<std::vector<Ref>> result(outs.size());
+  result.values.resize(outs.size());
   for (size_t i = 0; i < outs.size(); ++i)
     for (pjrt::BufferPtr& b : outs[i])
-      result[i].push_back(leaf(b, shlo::Type{from_pjrt(b->element_type()), b->dims()}));
+      result.values[i].push_back(leaf(b, shlo::Type{from_pjrt(b->element_type()), b->dims()}));
   return result;
 }
 

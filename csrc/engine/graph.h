@@ -102,9 +102,13 @@ void quiesce();
 // first), and the result's [i] are its outputs, values on devices[i].
 // Nothing here holds the launch queue's lock: replicas wait for each other
 // inside the plugin.
-std::vector<std::vector<Ref>> run_replicas(const std::string& key, const std::function<std::string()>& build,
-                                           const std::function<std::string()>& what, const std::vector<int>& devices,
-                                           const std::vector<std::vector<Ref>>& inputs);
+struct Replicas {
+  std::vector<std::vector<Ref>> values;            // per replica, its outputs
+  std::vector<std::shared_ptr<pjrt::Event>> done;  // per replica, fired when it has finished
+};
+Replicas run_replicas(const std::string& key, const std::function<std::string()>& build,
+                      const std::function<std::string()>& what, const std::vector<int>& devices,
+                      const std::vector<std::vector<Ref>>& inputs);
 // Completion events of the programs launched so far and maybe not done.
 std::vector<std::shared_ptr<pjrt::Event>> in_flight();
 // Materializes and copies to dense row-major host memory; waits.

@@ -293,6 +293,24 @@ def tp_plan(path, out, ep_size=1):
     dist.destroy_process_group()
 
 
+def device_work(rank, world):
+    """The Work of a device-transport collective: complete once its replica
+    has finished, its future holding the results."""
+    x = torch.full((1 << 16,), float(rank + 1), device="tpu")
+    work = dist.all_reduce(x, async_op=True)
+    work.wait()
+    out = {"completed_after_wait": work.is_completed(), "success": work.is_success(),
+           "all_reduce": x[:3].cpu().tolist()}
+    y = torch.full((2, 3), float(rank), device="tpu")
+    fut = dist.all_reduce(y, op=dist.ReduceOp.AVG, async_op=True).get_future()
+    out["future_value"] = [t.cpu().tolist() for t in fut.wait()]
+    chained = dist.all_reduce(torch.ones(4, device="tpu"), async_op=True).get_future().then(
+        lambda f: f.value()[0] * 10)
+    out["chained"] = chained.wait().cpu().tolist()
+    out["stats"] = torch_pjrt.distributed.stats()
+    return out
+
+
 def member_missing(rank, world):
     """Rank 1 never joins the collective rank 0 waits in: rank 0 gets an
     error after the group's timeout, and the process goes on."""

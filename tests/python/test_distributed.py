@@ -155,6 +155,14 @@ def test_data_parallel_on_the_device_transport_equals_one_process(scenario, tmp_
     assert r["stats"]["device_collectives"] > 20 and r["stats"]["host_collectives"] == 0, r["stats"]
 
 
+def test_device_transport_work_completes_with_its_replica(tmp_path):
+    r = _run_threads("device_work", tmp_path)
+    assert r["completed_after_wait"] and r["success"] and r["all_reduce"] == [3.0] * 3, r
+    assert r["future_value"] == [[[0.5] * 3] * 2], r
+    assert r["chained"] == [20.0] * 4, r
+    assert r["stats"]["device_collectives"] >= 6 and r["stats"]["host_collectives"] == 0, r["stats"]
+
+
 def test_dtensor_on_the_device_transport_round_trips_exactly(tmp_path):
     r = _run_threads("dtensor", tmp_path)
     assert r["round_trips"] and all(r["round_trips"].values()), r
