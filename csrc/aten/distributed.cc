@@ -39,6 +39,7 @@
 #include <torch/csrc/distributed/c10d/Store.hpp>
 #include <torch/csrc/distributed/c10d/Work.hpp>
 
+#include "aten/device_transport.h"
 #include "aten/errors.h"
 #include "aten/tensor.h"
 #include "engine/graph.h"
@@ -58,6 +59,7 @@ using c10d::Work;
 std::atomic<int64_t> g_host_collectives{0};
 std::atomic<int64_t> g_host_bytes{0};
 std::atomic<int64_t> g_device_collectives{0};
+std::atomic<int64_t> g_cpu_collectives{0};  // CPU tensors given to a tpu_dist group
 
 // A finished collective: its outputs are in place on the device.
 class DoneWork : public Work {
@@ -86,13 +88,17 @@ class Staging {
   // A tensor the collective reads (and, if `written`, overwrites).
   at::Tensor in(const at::Tensor& t, bool written = false) {
     at::Tensor h = t.to(at::kCPU).contiguous();
-    g_host_bytes.fetch_add(static_cast<int64_t>(h.nbytes()), std::memory_order_relaxed);
+    if (!t.is_cpu()) {
+      tpu_ = true;
+      g_host_bytes.fetch_add(static_cast<int64_t>(h.nbytes()), std::memory_order_relaxed);
+    }
     if (written) pairs_.push_back({t, h});
     return h;
   }
   // A tensor the collective only writes.
   at::Tensor out(const at::Tensor& t) {
     at::Tensor h = at::empty(t.sizes(), t.options().device(at::kCPU));
+    tpu_ |= !t.is_cpu();
     pairs_.push_back({t, h});
     return h;
   }
@@ -126,15 +132,16 @@ class Staging {
     }
   }
   // Once the exchange has ended: averages if `average_by` > 0, writes the
-  // results into the tpu tensors and counts the collective.
+  // results into the tpu tensors and counts the collective (as the host
+  // transport's when it moved tpu tensors, else as gloo's on CPU tensors).
   void finish(int average_by) {
     if (average_by > 0) average(average_by);
     copy_back();
-    g_host_collectives.fetch_add(1, std::memory_order_relaxed);
+    (tpu_ ? g_host_collectives : g_cpu_collectives).fetch_add(1, std::memory_order_relaxed);
   }
   void copy_back() {
     for (auto& [d, h] : pairs_) {
-      g_host_bytes.fetch_add(static_cast<int64_t>(h.nbytes()), std::memory_order_relaxed);
+      if (!d.is_cpu()) g_host_bytes.fetch_add(static_cast<int64_t>(h.nbytes()), std::memory_order_relaxed);
       d.copy_(h);
     }
   }
@@ -146,6 +153,7 @@ class Staging {
 
  private:
   std::vector<std::pair<at::Tensor, at::Tensor>> pairs_;
+  bool tpu_ = false;
 };
 
 // A collective in flight on the host transport: complete, with its future,
@@ -190,119 +198,6 @@ class HostWork : public Work {
   c10::intrusive_ptr<c10::ivalue::Future> exchanged_;  // gloo's, held while its callback is pending
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
-
-// A collective on the device transport: complete, with its future, when
-// this member's replica has finished on the device (its results are device
-// values from the launch on, read in launch order like any op's).
-class DeviceWork : public Work {
- public:
-  DeviceWork(OpType op, std::vector<at::Tensor> outputs, c10::Device device, std::shared_ptr<pjrt::Event> done)
-      : Work(-1, op), done_(std::move(done)) {
-    future_ = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
-                                                       std::vector<c10::Device>{device});
-    // The plugin calls back on its own thread, which must never drop the
-    // last reference to a tensor (destroying a buffer there deadlocks the
-    // plugin): the callback moves the outputs on to a task of torch's
-    // inter-op pool, which completes the future.
-    auto pending = std::make_shared<Pending>(Pending{future_, done_, std::move(outputs)});
-    done_->on_ready([pending] {
-      at::launch([future = std::move(pending->future), done = std::move(pending->done),
-                  outputs = std::move(pending->outputs)] {
-        try {
-          done->await("a collective");
-          future->markCompleted(c10::IValue(outputs));
-        } catch (...) {
-          future->setError(std::current_exception());
-        }
-      });
-    });
-  }
-  bool isCompleted() override { return future_->completed(); }
-  bool isSuccess() const override { return future_->completed() && !future_->hasError(); }
-  bool wait(std::chrono::milliseconds) override {
-    future_->wait();
-    if (future_->hasError()) std::rethrow_exception(future_->exception_ptr());
-    return true;
-  }
-  std::vector<at::Tensor> result() override {
-    wait(kNoTimeout);
-    return future_->value().toTensorVector();
-  }
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
-
- private:
-  struct Pending {
-    c10::intrusive_ptr<c10::ivalue::Future> future;
-    std::shared_ptr<pjrt::Event> done;
-    std::vector<at::Tensor> outputs;
-  };
-  std::shared_ptr<pjrt::Event> done_;
-  c10::intrusive_ptr<c10::ivalue::Future> future_;
-};
-
-// The members of an in-process group meet on the host for each collective:
-// the last to arrive launches every member's replica in one launch, and each
-// member takes its own results. One launch lets the plugin schedule the
-// replicas together; replicas launched one by one from their own threads
-// can all be parked on its thread pool waiting for one that has no thread
-// left to run on. A member that never comes is an error the others get after
-// the group's timeout, as on the host transport (the plugin's own meeting
-// point inside the program would abort the process).
-class Meetings {
- public:
-  using Launch = std::function<engine::Replicas(const std::vector<std::vector<engine::Ref>>&)>;
-  struct Mine {
-    std::vector<engine::Ref> values;
-    std::shared_ptr<pjrt::Event> done;
-  };
-
-  Mine meet(int64_t id, int size, int rank, std::vector<engine::Ref> inputs, std::chrono::milliseconds timeout,
-            const char* what, const Launch& launch) {
-    std::unique_lock<std::mutex> lock(mu_);
-    Meeting& m = meetings_[id];
-    m.inputs.resize(size);
-    m.inputs[rank] = std::move(inputs);
-    if (++m.arrived == size) {
-      lock.unlock();  // compiling and launching: other groups meet meanwhile
-      try {
-        m.results = launch(m.inputs);
-      } catch (...) {
-        m.error = std::current_exception();
-      }
-      lock.lock();
-      m.done = true;
-      cv_.notify_all();
-    } else if (!cv_.wait_for(lock, timeout, [&] { return m.done; })) {
-      const int arrived = m.arrived;
-      if (--m.arrived == 0) meetings_.erase(id);
-      TORCH_CHECK(false, "tpu_dist: ", what, " timed out after ", timeout.count(), " ms: ", arrived, " of ", size,
-                  " members of the group arrived");
-    }
-    std::exception_ptr error = m.error;
-    Mine mine;
-    if (!error) mine = Mine{m.results.values.at(rank), m.results.done.at(rank)};
-    if (++m.left == size) meetings_.erase(id);
-    if (error) std::rethrow_exception(error);
-    return mine;
-  }
-
- private:
-  struct Meeting {
-    int arrived = 0;
-    int left = 0;
-    bool done = false;
-    std::vector<std::vector<engine::Ref>> inputs;
-    engine::Replicas results;
-    std::exception_ptr error;
-  };
-  std::mutex mu_;
-  std::condition_variable cv_;
-  std::map<int64_t, Meeting> meetings_;
-};
-Meetings& meetings() {
-  static auto& m = *new Meetings();  // leaked: members may still wait at exit
-  return m;
-}
 
 class TpuDistBackend : public c10d::Backend {
  public:
@@ -358,6 +253,15 @@ class TpuDistBackend : public c10d::Backend {
   }
 
   c10::intrusive_ptr<Work> reduce(std::vector<at::Tensor>& tensors, const c10d::ReduceOptions& opts) override {
+    if (auto c = reducing(ops::Collective::AllReduce, opts.reduceOp, tensors)) {
+      // Every member reduces; the root alone keeps the result.
+      std::vector<at::Tensor> results;
+      for (const at::Tensor& t : tensors) results.push_back(at::empty_like(t));
+      auto w = device_collective(OpType::REDUCE, *c, tensors, results);
+      if (getRank() == opts.rootRank)
+        for (size_t i = 0; i < tensors.size(); ++i) tensors[i].copy_(results[i]);
+      return w;
+    }
     return run(
         OpType::REDUCE,
         [&](Staging& s) {
@@ -410,6 +314,17 @@ class TpuDistBackend : public c10d::Backend {
 
   c10::intrusive_ptr<Work> gather(std::vector<std::vector<at::Tensor>>& outputs, std::vector<at::Tensor>& inputs,
                                   const c10d::GatherOptions& opts) override {
+    const bool root = getRank() == opts.rootRank;
+    if (inputs.size() == 1 && on_device(inputs) &&
+        (!root || (outputs.size() == 1 && on_device(outputs[0]) && same_chunks(outputs[0], inputs[0].numel())))) {
+      at::Tensor whole = at::empty({inputs[0].numel() * getSize()}, inputs[0].options());
+      std::vector<at::Tensor> out{whole};
+      auto w = device_collective(OpType::GATHER, call(ops::Collective::AllGather), inputs, out);
+      if (root)
+        for (int r = 0; r < getSize(); ++r)
+          outputs[0][r].copy_(whole.narrow(0, r * inputs[0].numel(), inputs[0].numel()).view(outputs[0][r].sizes()));
+      return w;
+    }
     return run(OpType::GATHER, [&](Staging& s) {
       auto ho = s.out(outputs);
       auto hi = s.in(inputs);
@@ -419,6 +334,24 @@ class TpuDistBackend : public c10d::Backend {
 
   c10::intrusive_ptr<Work> scatter(std::vector<at::Tensor>& outputs, std::vector<std::vector<at::Tensor>>& inputs,
                                    const c10d::ScatterOptions& opts) override {
+    const bool root = getRank() == opts.rootRank;
+    if (outputs.size() == 1 && on_device(outputs) &&
+        (!root || (inputs.size() == 1 && on_device(inputs[0]) && same_chunks(inputs[0], outputs[0].numel())))) {
+      // The root's pieces, end to end, broadcast; each member keeps its own.
+      const int64_t k = outputs[0].numel();
+      at::Tensor whole = at::empty({k * getSize()}, outputs[0].options());
+      if (root) {
+        std::vector<at::Tensor> flat;
+        for (const at::Tensor& t : inputs[0]) flat.push_back(t.reshape({-1}));
+        whole.copy_(at::cat(flat));
+      }
+      ops::CollectiveCall c = call(ops::Collective::Broadcast);
+      c.root = static_cast<int>(opts.rootRank);
+      std::vector<at::Tensor> both{whole};
+      auto w = device_collective(OpType::SCATTER, c, both, both);
+      outputs[0].copy_(whole.narrow(0, getRank() * k, k).view(outputs[0].sizes()));
+      return w;
+    }
     return run(OpType::SCATTER, [&](Staging& s) {
       auto ho = s.out(outputs);
       auto hi = s.in(inputs);
@@ -429,6 +362,14 @@ class TpuDistBackend : public c10d::Backend {
   c10::intrusive_ptr<Work> reduce_scatter(std::vector<at::Tensor>& outputs,
                                           std::vector<std::vector<at::Tensor>>& inputs,
                                           const c10d::ReduceScatterOptions& opts) override {
+    if (outputs.size() == 1 && inputs.size() == 1 && on_device(inputs[0]) &&
+        same_chunks(inputs[0], outputs[0].numel()) && static_cast<int>(inputs[0].size()) == getSize())
+      if (auto c = reducing(ops::Collective::ReduceScatter, opts.reduceOp, outputs)) {
+        // The members' pieces end to end: the tensor form of the same call.
+        std::vector<at::Tensor> flat;
+        for (const at::Tensor& t : inputs[0]) flat.push_back(t.reshape({-1}));
+        return device_collective(OpType::REDUCE_SCATTER, *c, {at::cat(flat)}, outputs);
+      }
     return run(
         OpType::REDUCE_SCATTER,
         [&](Staging& s) {
@@ -472,10 +413,12 @@ class TpuDistBackend : public c10d::Backend {
   c10::intrusive_ptr<Work> alltoall_base(at::Tensor& output, at::Tensor& input, std::vector<int64_t>& output_splits,
                                          std::vector<int64_t>& input_splits,
                                          const c10d::AllToAllOptions& opts) override {
-    // Equal splits only: uneven ones would need a shape per member.
     if (output_splits.empty() && input_splits.empty() && on_device({input, output}) &&
         input.numel() == output.numel() && input.numel() % getSize() == 0)
       return device_collective(OpType::ALLTOALL_BASE, call(ops::Collective::AllToAll), {input}, {output});
+    if (on_device({input, output}) && static_cast<int>(input_splits.size()) == getSize() &&
+        static_cast<int>(output_splits.size()) == getSize())
+      return uneven_all_to_all(input, output, input_splits, output_splits);
     return run(OpType::ALLTOALL_BASE, [&](Staging& s) {
       at::Tensor ho = s.out(output), hi = s.in(input);
       return host_->alltoall_base(ho, hi, output_splits, input_splits, opts);
@@ -492,6 +435,13 @@ class TpuDistBackend : public c10d::Backend {
   }
 
   c10::intrusive_ptr<Work> send(std::vector<at::Tensor>& tensors, int dst, int tag) override {
+    if (tensors.size() == 1 && on_device(tensors)) {
+      // The value as it is now (values are immutable): later writes to the
+      // tensor do not reach the receiver.
+      mailbox().send(tag_, getRank(), dst, tag, read(tensors[0]));
+      g_device_collectives.fetch_add(1, std::memory_order_relaxed);
+      return c10::make_intrusive<DoneWork>(OpType::SEND, tensors, device_);
+    }
     return run(OpType::SEND, [&](Staging& s) {
       auto h = s.in(tensors);
       return host_->send(h, dst, tag);
@@ -499,6 +449,21 @@ class TpuDistBackend : public c10d::Backend {
   }
 
   c10::intrusive_ptr<Work> recv(std::vector<at::Tensor>& tensors, int src, int tag) override {
+    if (tensors.size() == 1 && on_device(tensors)) {
+      engine::Ref v;
+      {
+        std::optional<py::gil_scoped_release> nogil;
+        if (PyGILState_Check()) nogil.emplace();
+        v = mailbox().recv(tag_, src, getRank(), tag, timeout_);
+      }
+      TORCH_CHECK(v.type().dtype == to_shlo(tensors[0].scalar_type()) && v.type().shape == shape_of(tensors[0].sizes()),
+                  "tpu_dist: recv into a ", tensors[0].scalar_type(), " tensor of shape ", tensors[0].sizes(), " got ",
+                  v.type().str(), " from rank ", src);
+      v = guarded("copying between devices", [&] { return engine::to_device(v, device_.index()); });
+      write(tensors[0], v);
+      g_device_collectives.fetch_add(1, std::memory_order_relaxed);
+      return c10::make_intrusive<DoneWork>(OpType::RECV, tensors, device_);
+    }
     return run(OpType::RECV, [&](Staging& s) {
       auto h = s.out(tensors);
       return host_->recv(h, src, tag);
@@ -508,6 +473,19 @@ class TpuDistBackend : public c10d::Backend {
   c10::intrusive_ptr<Work> barrier(const c10d::BarrierOptions& opts) override {
     // Everything issued before the barrier is done before it, as on CUDA.
     guarded("synchronizing before a barrier", [] { engine::synchronize(); });
+    if (!devices_.empty()) {  // members in this process: they meet here
+      std::optional<py::gil_scoped_release> nogil;
+      if (PyGILState_Check()) nogil.emplace();
+      meetings().meet((static_cast<int64_t>(tag_) << 32) | ++issued_, getSize(), getRank(), {}, timeout_, "barrier",
+                      [&](const std::vector<std::vector<engine::Ref>>&) {
+                        engine::Replicas none;
+                        none.values.resize(getSize());
+                        none.done.resize(getSize());
+                        return none;
+                      });
+      g_device_collectives.fetch_add(1, std::memory_order_relaxed);
+      return c10::make_intrusive<DoneWork>(OpType::BARRIER, std::vector<at::Tensor>{}, device_);
+    }
     c10d::BarrierOptions o = opts;
     o.device_ids.clear();  // the host group's devices are the CPU's
     auto w = host_->barrier(o);
@@ -624,6 +602,52 @@ class TpuDistBackend : public c10d::Backend {
     return c10::make_intrusive<DeviceWork>(op, outputs, device_, results.done);
   }
 
+  // Uneven splits: one replicated program cannot give its replicas
+  // outputs of different shapes, so the members trade their pieces at the
+  // meeting instead, each piece copied device to device.
+  c10::intrusive_ptr<Work> uneven_all_to_all(const at::Tensor& input, const at::Tensor& output,
+                                             const std::vector<int64_t>& input_splits,
+                                             const std::vector<int64_t>& output_splits) {
+    std::vector<engine::Ref> pieces;
+    int64_t row = 0;
+    for (int64_t n : input_splits) {
+      pieces.push_back(read(input.narrow(0, row, n).reshape({-1})));
+      row += n;
+    }
+    const int64_t id = (static_cast<int64_t>(tag_) << 32) | ++issued_;
+    Meetings::Mine mine;
+    {
+      std::optional<py::gil_scoped_release> nogil;
+      if (PyGILState_Check()) nogil.emplace();
+      guarded("computing a collective's inputs", [&] {
+        for (const engine::Ref& r : pieces) engine::buffer(r);
+      });
+      mine = meetings().meet(id, getSize(), getRank(), pieces, timeout_, "all_to_all",
+                             [&](const std::vector<std::vector<engine::Ref>>& all) {
+                               engine::Replicas routed;
+                               routed.values.resize(all.size());
+                               routed.done.resize(all.size());
+                               for (size_t to = 0; to < all.size(); ++to)
+                                 for (size_t from = 0; from < all.size(); ++from)
+                                   routed.values[to].push_back(all[from].at(to));
+                               return routed;
+                             });
+    }
+    std::vector<at::Tensor> received;
+    for (size_t from = 0; from < mine.values.size(); ++from) {
+      engine::Ref v =
+          guarded("copying between devices", [&] { return engine::to_device(mine.values[from], device_.index()); });
+      TORCH_CHECK(v.type().shape[0] ==
+                      output_splits[from] * (input.dim() ? input.numel() / std::max<int64_t>(input.size(0), 1) : 1),
+                  "all_to_all: rank ", from, " sent ", v.type().shape[0], " elements where ", output_splits[from],
+                  " rows were expected");
+      received.push_back(wrap(v, device_));
+    }
+    output.copy_(at::cat(received).view(output.sizes()));
+    g_device_collectives.fetch_add(1, std::memory_order_relaxed);
+    return c10::make_intrusive<DoneWork>(OpType::ALLTOALL_BASE, std::vector<at::Tensor>{output}, device_);
+  }
+
   // ---- the host transport
 
   static bool averaging(const ReduceOp& op) { return op == ReduceOp::AVG; }
@@ -722,6 +746,7 @@ void init_distributed(py::module_& m) {
     d["host_collectives"] = g_host_collectives.load();
     d["host_bytes"] = g_host_bytes.load();
     d["device_collectives"] = g_device_collectives.load();
+    d["cpu_collectives"] = g_cpu_collectives.load();
     return d;
   });
 }

@@ -234,6 +234,8 @@ engine::Ref read(const at::Tensor& t) {
   StorageState& s = state_of(t);
   int64_t n = elems_of(s, d);
   engine::Ref base = storage_value(s, d);
+  // A never-written storage reads as zeros computed on its tensor's device.
+  if (base.node->device == engine::kUnplaced) engine::place(base, t.device().index());
   if (covers_storage(t, n)) {
     if (t.dim() == 1) return base;
     shlo::Shape shape = shape_of(t.sizes());

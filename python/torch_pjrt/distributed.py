@@ -47,10 +47,11 @@ def _create_backend(store, rank, size, timeout):
 
 
 def stats() -> dict:
-    """Collectives run so far per transport, and the bytes the host
-    transport moved between device and host."""
+    """Collectives of tpu tensors run so far per transport, the bytes the
+    host transport moved between device and host, and the collectives of
+    CPU tensors a tpu_dist group handed to gloo as they are."""
     if not hasattr(_C, "_dist_stats"):
-        return {"host_collectives": 0, "host_bytes": 0, "device_collectives": 0}
+        return {"host_collectives": 0, "host_bytes": 0, "device_collectives": 0, "cpu_collectives": 0}
     return dict(_C._dist_stats())
 
 

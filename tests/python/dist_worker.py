@@ -34,6 +34,17 @@ def _same(tpu_result, cpu_result):
     return bool(torch.equal(tpu_result.cpu(), cpu_result))
 
 
+def _ordered_sum(values):
+    """The sum a replicated program computes over more than two members:
+    in rank order, floating types accumulated in float32 and rounded once.
+    gloo's ring sums in another order, so beyond two ranks (where a + b is
+    the only order) its float sums differ in the last bits."""
+    acc = values[0].double() if values[0].dtype == torch.int64 else values[0].float()
+    for v in values[1:]:
+        acc = acc + (v.double() if v.dtype == torch.int64 else v.float())
+    return acc.to(values[0].dtype) if values[0].dtype != torch.int64 else acc.round().to(torch.int64)
+
+
 def collectives(rank, world):
     gloo = dist.new_group(backend="gloo")
     failures, checked = [], 0
@@ -51,19 +62,22 @@ def collectives(rank, world):
         for op_name, op in ops.items():
             if op_name == "avg" and dtype == torch.int64:
                 continue
+            summing = op_name in ("sum", "avg") and dtype != torch.int64 and world > 2
+            ordered = _ordered_sum([_data((6, 5), dtype, r, salt) for r in range(world)])
             d, c = x.to("tpu"), x.clone()
             dist.all_reduce(d, op=op)
             if op_name == "avg":  # gloo has no AVG: the reference is its sum over world
                 dist.all_reduce(c, op=dist.ReduceOp.SUM, group=gloo)
-                c = c / world
+                c = (ordered if summing else c) / world
             else:
                 dist.all_reduce(c, op=op, group=gloo)
+                c = ordered if summing else c
             check(f"all_reduce {op_name} {dtype}", d, c)
             d, c = x.to("tpu"), x.clone()
             dist.reduce(d, dst=0, op=dist.ReduceOp.SUM if op_name == "avg" else op)
             dist.reduce(c, dst=0, op=dist.ReduceOp.SUM if op_name == "avg" else op, group=gloo)
             if rank == 0:
-                check(f"reduce {op_name} {dtype}", d, c)
+                check(f"reduce {op_name} {dtype}", d, ordered if summing else c)
         d, c = x.to("tpu"), x.clone()
         dist.broadcast(d, src=1)
         dist.broadcast(c, src=1, group=gloo)
@@ -79,22 +93,25 @@ def collectives(rank, world):
         dist.all_gather_into_tensor(big_c, x, group=gloo)
         check(f"all_gather_into_tensor {dtype}", big_d, big_c)
         full = _data((world * 3, 5), dtype, rank, salt + 10)
+        mine = _ordered_sum([_data((world * 3, 5), dtype, r, salt + 10) for r in range(world)]).chunk(world)[rank]
+        floats = dtype != torch.int64 and world > 2
         for op_name in ("sum", "max") + (("avg",) if dtype != torch.int64 else ()):
             out_d = torch.empty((3, 5), dtype=dtype, device="tpu")
             out_c = torch.empty((3, 5), dtype=dtype)
             dist.reduce_scatter_tensor(out_d, full.to("tpu"), op=ops[op_name])
             if op_name == "avg":
                 dist.reduce_scatter_tensor(out_c, full, op=dist.ReduceOp.SUM, group=gloo)
-                out_c = out_c / world
+                out_c = (mine if floats else out_c) / world
             else:
                 dist.reduce_scatter_tensor(out_c, full, op=ops[op_name], group=gloo)
+                out_c = mine if floats and op_name == "sum" else out_c
             check(f"reduce_scatter_tensor {op_name} {dtype}", out_d, out_c)
         chunks = list(full.chunk(world))
         out_d = torch.empty((3, 5), dtype=dtype, device="tpu")
         out_c = torch.empty((3, 5), dtype=dtype)
         dist.reduce_scatter(out_d, [c.to("tpu") for c in chunks])
         dist.reduce_scatter(out_c, [c.clone() for c in chunks], group=gloo)
-        check(f"reduce_scatter {dtype}", out_d, out_c)
+        check(f"reduce_scatter {dtype}", out_d, mine if floats else out_c)
         out_d, out_c = torch.empty((3, 5), dtype=dtype, device="tpu"), torch.empty((3, 5), dtype=dtype)
         dist.scatter(out_d, [c.to("tpu") for c in chunks] if rank == 0 else None, src=0)
         dist.scatter(out_c, [c.clone() for c in chunks] if rank == 0 else None, src=0, group=gloo)
@@ -120,7 +137,8 @@ def collectives(rank, world):
         dist.all_to_all_single(u_c, send, out_splits, in_splits, group=gloo)
         check(f"all_to_all_single uneven {dtype}", u_d, u_c)
         if rank == 0:
-            dist.send(x.to("tpu"), dst=1)
+            for peer in range(1, world):
+                dist.send(x.to("tpu"), dst=peer)
         else:
             got = torch.empty_like(x, device="tpu")
             dist.recv(got, src=0)
@@ -139,6 +157,8 @@ def collectives(rank, world):
     x = _data((4, 3), torch.float32, rank, 99)
     c = x.clone()
     dist.all_reduce(c, group=gloo)
+    if world > 2:
+        c = _ordered_sum([_data((4, 3), torch.float32, r, 99) for r in range(world)])
     check("functional all_reduce", fc.all_reduce(x.to("tpu"), "sum", dist.group.WORLD), c)
     cat = torch.empty((world * 4, 3))
     dist.all_gather_into_tensor(cat, x, group=gloo)
