@@ -20,15 +20,38 @@
 
 namespace tpu {
 
+// A Work that is its future: complete when the future is, wait() raising
+// the future's error (both transports' asynchronous collectives).
+class FutureWork : public c10d::Work {
+ public:
+  FutureWork(c10d::OpType op, c10::Device device)
+      : Work(-1, op),
+        future_(c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
+                                                         std::vector<c10::Device>{device})) {}
+  bool isCompleted() override { return future_->completed(); }
+  bool isSuccess() const override { return future_->completed() && !future_->hasError(); }
+  bool wait(std::chrono::milliseconds) override {
+    future_->wait();
+    if (future_->hasError()) std::rethrow_exception(future_->exception_ptr());
+    return true;
+  }
+  std::vector<at::Tensor> result() override {
+    wait(std::chrono::milliseconds(0));  // no timeout
+    return future_->value().toTensorVector();
+  }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+
+ protected:
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
 // A collective on the device transport: complete, with its future, when
 // this member's replica has finished on the device (its results are device
 // values from the launch on, read in launch order like any op's).
-class DeviceWork : public c10d::Work {
+class DeviceWork : public FutureWork {
  public:
   DeviceWork(c10d::OpType op, std::vector<at::Tensor> outputs, c10::Device device, std::shared_ptr<pjrt::Event> done)
-      : Work(-1, op), done_(std::move(done)) {
-    future_ = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
-                                                       std::vector<c10::Device>{device});
+      : FutureWork(op, device), done_(std::move(done)) {
     // The plugin calls back on its own thread, which must never drop the
     // last reference to a tensor (destroying a buffer there deadlocks the
     // plugin): the callback moves the outputs on to a task of torch's
@@ -46,18 +69,6 @@ class DeviceWork : public c10d::Work {
       });
     });
   }
-  bool isCompleted() override { return future_->completed(); }
-  bool isSuccess() const override { return future_->completed() && !future_->hasError(); }
-  bool wait(std::chrono::milliseconds) override {
-    future_->wait();
-    if (future_->hasError()) std::rethrow_exception(future_->exception_ptr());
-    return true;
-  }
-  std::vector<at::Tensor> result() override {
-    wait(std::chrono::milliseconds(0));  // c10d::Work: no timeout
-    return future_->value().toTensorVector();
-  }
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
 
  private:
   struct Pending {
@@ -66,7 +77,6 @@ class DeviceWork : public c10d::Work {
     std::vector<at::Tensor> outputs;
   };
   std::shared_ptr<pjrt::Event> done_;
-  c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 
 // The members of an in-process group meet on the host for each collective:

@@ -160,13 +160,12 @@ class Staging {
 // once gloo's exchange has ended and the results are averaged (if asked)
 // and copied back into the tpu tensors; that last step runs on the thread
 // that ends gloo's work.
-class HostWork : public Work {
+class HostWork : public FutureWork {
  public:
+  // Gloo bounds the exchange by the group's timeout and fails it then.
   HostWork(OpType op, c10::intrusive_ptr<c10::ivalue::Future> exchanged, std::shared_ptr<Staging> staging,
            int average_by, c10::Device device)
-      : Work(-1, op), exchanged_(std::move(exchanged)) {
-    future_ = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
-                                                       std::vector<c10::Device>{device});
+      : FutureWork(op, device), exchanged_(std::move(exchanged)) {
     exchanged_->addCallback([done = future_, staging = std::move(staging), average_by](c10::ivalue::Future& f) {
       if (f.hasError()) {
         done->setError(f.exception_ptr());
@@ -180,23 +179,9 @@ class HostWork : public Work {
       }
     });
   }
-  bool isCompleted() override { return future_->completed(); }
-  bool isSuccess() const override { return future_->completed() && !future_->hasError(); }
-  // Gloo bounds the exchange by the group's timeout and fails it then.
-  bool wait(std::chrono::milliseconds) override {
-    future_->wait();
-    if (future_->hasError()) std::rethrow_exception(future_->exception_ptr());
-    return true;
-  }
-  std::vector<at::Tensor> result() override {
-    wait(kNoTimeout);
-    return future_->value().toTensorVector();
-  }
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
 
  private:
   c10::intrusive_ptr<c10::ivalue::Future> exchanged_;  // gloo's, held while its callback is pending
-  c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 
 class TpuDistBackend : public c10d::Backend {
@@ -474,15 +459,12 @@ class TpuDistBackend : public c10d::Backend {
     // Everything issued before the barrier is done before it, as on CUDA.
     guarded("synchronizing before a barrier", [] { engine::synchronize(); });
     if (!devices_.empty()) {  // members in this process: they meet here
-      std::optional<py::gil_scoped_release> nogil;
-      if (PyGILState_Check()) nogil.emplace();
-      meetings().meet((static_cast<int64_t>(tag_) << 32) | ++issued_, getSize(), getRank(), {}, timeout_, "barrier",
-                      [&](const std::vector<std::vector<engine::Ref>>&) {
-                        engine::Replicas none;
-                        none.values.resize(getSize());
-                        none.done.resize(getSize());
-                        return none;
-                      });
+      meet({}, "barrier", [&](const std::vector<std::vector<engine::Ref>>&) {
+        engine::Replicas none;
+        none.values.resize(getSize());
+        none.done.resize(getSize());
+        return none;
+      });
       g_device_collectives.fetch_add(1, std::memory_order_relaxed);
       return c10::make_intrusive<DoneWork>(OpType::BARRIER, std::vector<at::Tensor>{}, device_);
     }
@@ -553,6 +535,23 @@ class TpuDistBackend : public c10d::Backend {
     return true;
   }
 
+  // This member's part in a meeting of the group: its inputs computed
+  // first, then met under the next id (the group's tag above the member's
+  // count of meetings, which all members keep in step: c10d's rule of the
+  // same calls in the same order).
+  Meetings::Mine meet(const std::vector<engine::Ref>& inputs, const char* what, const Meetings::Launch& launch) {
+    // Members may be Python threads, waiting here for each other: never
+    // hold the GIL (c10d's bindings release it before calling a backend;
+    // hooks need not).
+    std::optional<py::gil_scoped_release> nogil;
+    if (PyGILState_Check()) nogil.emplace();
+    guarded("computing a collective's inputs", [&] {
+      for (const engine::Ref& r : inputs) engine::buffer(r);
+    });
+    const int64_t id = (static_cast<int64_t>(tag_) << 32) | ++issued_;
+    return meetings().meet(id, getSize(), getRank(), inputs, timeout_, what, launch);
+  }
+
   // One collective over flat copies of inputs, its results stored into
   // outputs (same count, any shapes of the result sizes).
   c10::intrusive_ptr<Work> device_collective(OpType op, const ops::CollectiveCall& c,
@@ -567,31 +566,14 @@ class TpuDistBackend : public c10d::Backend {
     std::string key = ops::collective_key(c, types) + ";devices";
     for (int d : devices_) key += "," + std::to_string(d);
     // Launch ids: the group's tag above the member's count of collectives,
-    // which all members keep in step (c10d's rule: same calls, same order).
-    // The meeting's id: the group's tag above the member's count of
-    // collectives, which all members keep in step (c10d's rule: the same
-    // calls in the same order).
-    const int64_t id = (static_cast<int64_t>(tag_) << 32) | ++issued_;
-    Meetings::Mine results;
-    {
-      // Members may be Python threads, waiting here for each other: never
-      // hold the GIL (c10d's bindings release it before calling a backend;
-      // hooks need not).
-      std::optional<py::gil_scoped_release> nogil;
-      if (PyGILState_Check()) nogil.emplace();
-      guarded("computing a collective's inputs", [&] {
-        for (const engine::Ref& r : flat) engine::buffer(r);
-      });
-      results = meetings().meet(id, getSize(), getRank(), flat, timeout_, ops::collective_name(c.kind),
-                                [&](const std::vector<std::vector<engine::Ref>>& all) {
-                                  return guarded(ops::collective_name(c.kind), [&] {
-                                    return engine::run_replicas(
-                                        key, [&] { return ops::collective_program(c, types); },
-                                        [&] { return std::string("the collective ") + ops::collective_name(c.kind); },
-                                        devices_, all);
-                                  });
-                                });
-    }
+    Meetings::Mine results =
+        meet(flat, ops::collective_name(c.kind), [&](const std::vector<std::vector<engine::Ref>>& all) {
+          return guarded(ops::collective_name(c.kind), [&] {
+            return engine::run_replicas(
+                key, [&] { return ops::collective_program(c, types); },
+                [&] { return std::string("the collective ") + ops::collective_name(c.kind); }, devices_, all);
+          });
+        });
     for (size_t i = 0; i < outputs.size(); ++i) {
       at::Tensor flat_out = wrap(results.values[i], device_);
       TORCH_CHECK(flat_out.numel() == outputs[i].numel(), ops::collective_name(c.kind), ": output ", i, " holds ",
@@ -614,25 +596,14 @@ class TpuDistBackend : public c10d::Backend {
       pieces.push_back(read(input.narrow(0, row, n).reshape({-1})));
       row += n;
     }
-    const int64_t id = (static_cast<int64_t>(tag_) << 32) | ++issued_;
-    Meetings::Mine mine;
-    {
-      std::optional<py::gil_scoped_release> nogil;
-      if (PyGILState_Check()) nogil.emplace();
-      guarded("computing a collective's inputs", [&] {
-        for (const engine::Ref& r : pieces) engine::buffer(r);
-      });
-      mine = meetings().meet(id, getSize(), getRank(), pieces, timeout_, "all_to_all",
-                             [&](const std::vector<std::vector<engine::Ref>>& all) {
-                               engine::Replicas routed;
-                               routed.values.resize(all.size());
-                               routed.done.resize(all.size());
-                               for (size_t to = 0; to < all.size(); ++to)
-                                 for (size_t from = 0; from < all.size(); ++from)
-                                   routed.values[to].push_back(all[from].at(to));
-                               return routed;
-                             });
-    }
+    Meetings::Mine mine = meet(pieces, "all_to_all", [&](const std::vector<std::vector<engine::Ref>>& all) {
+      engine::Replicas routed;
+      routed.values.resize(all.size());
+      routed.done.resize(all.size());
+      for (size_t to = 0; to < all.size(); ++to)
+        for (size_t from = 0; from < all.size(); ++from) routed.values[to].push_back(all[from].at(to));
+      return routed;
+    });
     std::vector<at::Tensor> received;
     for (size_t from = 0; from < mine.values.size(); ++from) {
       engine::Ref v =
