@@ -188,7 +188,7 @@ class TpuDistBackend : public c10d::Backend {
  public:
   // devices: every member's device index in rank order when the group can
   // use the device transport, else empty. tag: the group's number, equal in
-  // every member, which keeps the launch ids of groups apart.
+  // every member, which keeps the meeting ids of groups apart.
   TpuDistBackend(c10::intrusive_ptr<c10d::Backend> host, int rank, int size, c10::DeviceIndex device,
                  std::vector<int> devices, int tag, std::chrono::milliseconds timeout)
       : Backend(rank, size),

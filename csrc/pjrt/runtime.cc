@@ -312,7 +312,6 @@ std::vector<BufferPtr> Executable::execute(const std::vector<PJRT_Buffer*>& in,
   auto opts = PJRT_ARGS(PJRT_ExecuteOptions);
   opts.non_donatable_input_indices = non_donatable.data();
   opts.num_non_donatable_input_indices = non_donatable.size();
-  opts.launch_id = at.launch_id;
   std::vector<PJRT_Buffer*> outs(num_outputs_, nullptr);
   PJRT_Buffer* const* arg_list = in.data();
   PJRT_Buffer** out_list = outs.data();

@@ -84,14 +84,10 @@ using BufferPtr = std::shared_ptr<Buffer>;
 
 // Where and how a program is launched.
 struct Launch {
-  // The device to run on, for a portable program (Client::compile) or one
-  // replica of a replicated one; null: where it was compiled (device 0).
+  // The device to run on, for a portable program (Client::compile); null:
+  // where it was compiled (device 0).
   PJRT_Device* on = nullptr;
   int device = 0;  // on's index, recorded in the output buffers
-  // Replicas launched separately (one call per device) meet under one
-  // launch id: equal on every replica of one run, distinct between runs
-  // that may be in flight together.
-  int launch_id = 0;
 };
 
 // A compiled, loaded program.

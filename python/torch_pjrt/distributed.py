@@ -26,7 +26,7 @@ def _device_group(store, rank, size):
     """(devices in rank order, tag) when every member of the group is in
     this process on a device of its own, else ([], 0). Each member says
     where it is through the group's store; the first member numbers the
-    group, so every member derives the same launch ids."""
+    group, so every member derives the same meeting ids."""
     where = f"{socket.gethostname()}/{os.getpid()}"
     store.set(f"tpu_dist/member/{rank}", f"{where}/{torch.tpu.current_device()}")
     if rank == 0:

@@ -552,12 +552,12 @@ _DIST_THREADS = r"""
 import json, sys, threading, torch, torch.distributed as dist
 from torch.testing._internal.distributed.multi_threaded_pg import _install_threaded_pg
 from torch_pjrt.tools.bench import _dist_worker
-world, sizes, repeats, out = sys.argv[1:]
+world, sizes, repeats, out_dir = sys.argv[1:]
 _install_threaded_pg()
 torch._C._distributed_c10d._set_thread_isolation_mode(True)
 store = dist.HashStore()
 ranks = [threading.Thread(target=_dist_worker, args=(r, int(world), store, json.loads(sizes), int(repeats),
-                                                     f"{out}.{r}")) for r in range(int(world))]
+                                                     f"{out_dir}/rank{r}.json")) for r in range(int(world))]
 for t in ranks:
     t.start()
 for t in ranks:
@@ -598,9 +598,8 @@ def bench_dist(sizes, repeats, world=2, timeout_s=1800, threads=False):
         outs = [os.path.join(d, f"rank{r}.json") for r in range(world)]
         if threads:
             env["TORCH_PJRT_CPU_DEVICES"] = str(world)
-            outs = [os.path.join(d, f"rank.json.{r}") for r in range(world)]
             procs = [subprocess.Popen([sys.executable, "-c", _DIST_THREADS, str(world), json.dumps(list(sizes)),
-                                       str(repeats), os.path.join(d, "rank.json")],
+                                       str(repeats), d],
                                       env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)]
         else:
             procs = [subprocess.Popen([sys.executable, "-c", _DIST_WORKER, str(r), str(world),
