@@ -10,21 +10,30 @@ _pending = {}  # module name -> actions to run once it has executed
 
 
 class _Hook(importlib.abc.MetaPathFinder):
+    def __init__(self):
+        self._resolving = set()  # names being looked up by the finders below us
+
     def find_spec(self, name, path, target=None):
-        actions = _pending.pop(name, None)  # popped: the lookup below must not come back here
-        if actions is None:
+        if name not in _pending or name in self._resolving:
             return None
-        if not _pending:
-            sys.meta_path.remove(self)
-        spec = importlib.util.find_spec(name)
+        self._resolving.add(name)
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self._resolving.discard(name)
         if spec is None or spec.loader is None:
             return spec
         exec_module = spec.loader.exec_module
 
+        # The actions run when the module executes, not when it is found: a
+        # lookup alone (importlib.util.find_spec, as availability checks
+        # do) leaves them for the import that follows.
         def exec_and_act(module):
             exec_module(module)
-            for action in actions:
+            for action in _pending.pop(name, ()):
                 action(module)
+            if not _pending and self in sys.meta_path:
+                sys.meta_path.remove(self)
 
         spec.loader.exec_module = exec_and_act
         return spec

@@ -13,9 +13,9 @@ transformers' own implementations on `tpu`.
 import contextlib
 
 from .. import _on_import
-from . import moe
+from . import hub, moe
 
-__all__ = ["moe", "standard_only"]
+__all__ = ["hub", "moe", "standard_only"]
 
 
 @contextlib.contextmanager
@@ -31,3 +31,4 @@ def standard_only():
 
 
 _on_import.when_imported("transformers.integrations.moe", moe.register)
+_on_import.when_imported("kernels", hub.register)
