@@ -7,6 +7,8 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/Generator.h>
 
+#include <cstdlib>
+
 #include "aten/compiled.h"
 #include "aten/device.h"
 #include "aten/distributed.h"
@@ -34,6 +36,9 @@ py::dict runtime_info() {
   d["plugin_path"] = cfg.plugin_path;
   d["pjrt_api_version"] = std::to_string(rt.api().major()) + "." + std::to_string(rt.api().minor());
   d["device_count"] = rt.device_count();
+  // The compiler flags the plugin reads, the runtime's defaults included.
+  const char* flags = std::getenv("XLA_FLAGS");
+  d["xla_flags"] = flags ? flags : "";
   if (cfg.num_nodes > 0) {  // a node of a multi-process client
     d["node_id"] = cfg.node_id;
     d["num_nodes"] = cfg.num_nodes;

@@ -687,7 +687,7 @@ def main(argv=None):
     modes = a.modes.split(",")
     cfg = MODELS[a.model]
     res = {"model": a.model, "config": cfg, "modes": modes, "runtime": torch_pjrt.runtime_info(),
-           "threads": {"torch": torch.get_num_threads(), "XLA_FLAGS": os.environ.get("XLA_FLAGS", "")}}
+           "threads": {"torch": torch.get_num_threads()}}
     compiled = a.compiled == "on" or (a.compiled == "auto" and a.model == "bench-llama") or a.only_compiled
     if a.only_compiled:
         return _write_compiled(a, res, cfg)
