@@ -117,6 +117,26 @@ def assert_as_close_as_cpu(actual, cpu_low, reference, factor=2.0):
         f"{actual.dtype} error against float32 {err:.3g} exceeds {factor} x the CPU's {cpu_err:.3g} + {step:.3g}")
 
 
+def assert_adamw_steps_match(model, dev, vocab, steps=10, tol=1e-3):
+    """`steps` AdamW steps of a causal LM on the CPU and of its copy on the
+    tpu, on the same random batches: each loss within `tol` of the CPU's
+    (relative), the parameters after them within `tol`."""
+    opt_c = torch.optim.AdamW(model.parameters(), lr=1e-3)
+    opt_d = torch.optim.AdamW(dev.parameters(), lr=1e-3)
+    for _ in range(steps):
+        ids = torch.randint(0, vocab, (2, 8))
+        losses = []
+        for m, opt, x in ((model, opt_c, ids), (dev, opt_d, ids.to(TPU))):
+            opt.zero_grad()
+            loss = m(x, labels=x).loss
+            loss.backward()
+            opt.step()
+            losses.append(loss.item())
+        assert abs(losses[1] - losses[0]) <= tol * abs(losses[0]), f"loss {losses[1]} != the CPU's {losses[0]}"
+    for (name, p), q in zip(model.named_parameters(), dev.parameters()):
+        assert_close(q.detach(), p.detach(), atol=tol, rtol=tol)
+
+
 def fallback_ops():
     """Base names of the ATen ops that ran through the CPU fallback."""
     return {k.split("::")[-1].split(".")[0] for k in torch_pjrt.fallback_stats()}

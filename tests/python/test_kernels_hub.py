@@ -10,7 +10,7 @@ import pytest
 import torch
 
 import torch_pjrt
-from conftest import TPU, assert_close
+from conftest import TPU, assert_adamw_steps_match, assert_close
 
 kernels = pytest.importorskip("kernels")
 hub = torch_pjrt.kernels.hub
@@ -82,20 +82,6 @@ def test_llama_use_kernels_adamw_steps_match_the_cpu():
     dev.use_kernels = True
     assert dev.kernels_mode == kernels.Mode.TRAINING
     assert all(n.__dict__.get("_kernel_repo") is hub.REPOSITORIES["RMSNorm"] for n in norms(dev))
-    opt_c = torch.optim.AdamW(model.parameters(), lr=1e-3)
-    opt_d = torch.optim.AdamW(dev.parameters(), lr=1e-3)
     torch_pjrt.reset_fallback_stats()
-    for _ in range(10):
-        ids = torch.randint(0, 256, (2, 8))
-        for m, opt, x in ((model, opt_c, ids), (dev, opt_d, ids.to(TPU))):
-            opt.zero_grad()
-            loss = m(x, labels=x).loss
-            loss.backward()
-            opt.step()
-            if m is model:
-                lc = loss.item()
-            else:
-                assert abs(loss.item() - lc) <= 1e-3 * abs(lc)
-    for (name, p), q in zip(model.named_parameters(), dev.parameters()):
-        assert_close(q.detach(), p.detach(), atol=1e-3, rtol=1e-3)
+    assert_adamw_steps_match(model, dev, 256)
     assert torch_pjrt.fallback_stats() == {}
