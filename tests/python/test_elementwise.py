@@ -10,7 +10,7 @@ import torch
 import torch.nn.functional as F
 
 import torch_pjrt
-from conftest import TPU, assert_close, check
+from conftest import TPU, assert_as_close_as_cpu, assert_close, check
 
 FLOATS = [torch.float32, torch.bfloat16, torch.float16]
 INTS = [torch.int64, torch.int32]
@@ -604,7 +604,13 @@ def test_math_gradient(name):
     xc, xt = x.clone().requires_grad_(), x.to(TPU).requires_grad_()
     fn(xc).backward(g)
     fn(xt).backward(g.to(TPU))
-    assert_close(xt.grad, xc.grad)
+    x64 = x.double().requires_grad_()
+    fn(x64).backward(g.double())
+    # Where a derivative subtracts nearly equal terms (sinc's near 0) both
+    # float32 results are off the exact one by far more than the tolerance:
+    # there the tpu's error may be a few times the CPU's own.
+    if not torch.allclose(xt.grad.cpu(), xc.grad, atol=1e-5, rtol=1e-5):
+        assert_as_close_as_cpu(xt.grad, xc.grad, x64.grad, factor=4)
 
 
 # ---------------------------------------------------------------- special functions
