@@ -23,8 +23,14 @@ def llama(**kw):
     return LlamaForCausalLM(cfg)
 
 
-def norms(model):
-    return [m for m in model.modules() if type(m).__name__.endswith("RMSNorm")]
+def kernelized(model):
+    """A tpu copy of `model` with `use_kernels = True`, every norm of it
+    running the hub forward."""
+    dev = copy.deepcopy(model).to(TPU)
+    dev.use_kernels = True
+    norms = [m for m in dev.modules() if type(m).__name__.endswith("RMSNorm")]
+    assert norms and all(n.__dict__.get("_kernel_repo") is hub.REPOSITORIES["RMSNorm"] for n in norms)
+    return dev
 
 
 def test_registered_for_tpu_in_the_kernels_mapping():
@@ -52,9 +58,7 @@ def test_rms_norm_forward_matches_transformers(dtype):
 
 def test_llama_use_kernels_matches_the_cpu():
     model = llama().eval()
-    dev = copy.deepcopy(model).to(TPU)
-    dev.use_kernels = True
-    assert norms(dev) and all(n.__dict__.get("_kernel_repo") is hub.REPOSITORIES["RMSNorm"] for n in norms(dev))
+    dev = kernelized(model)
     ids = torch.randint(0, 256, (2, random.randint(5, 9)))
     torch_pjrt.reset_fallback_stats()
     with torch.no_grad():
@@ -66,8 +70,7 @@ def test_llama_use_kernels_matches_the_cpu():
 
 def test_compiled_static_cache_decoding_with_hub_kernels():
     model = llama().eval()
-    dev = copy.deepcopy(model).to(TPU)
-    dev.use_kernels = True
+    dev = kernelized(model)
     ids = torch.randint(0, 256, (2, 6))
     torch_pjrt.reset_fallback_stats()
     with torch.no_grad():
@@ -78,10 +81,8 @@ def test_compiled_static_cache_decoding_with_hub_kernels():
 
 def test_llama_use_kernels_adamw_steps_match_the_cpu():
     model = llama().train()
-    dev = copy.deepcopy(model).to(TPU)
-    dev.use_kernels = True
+    dev = kernelized(model)
     assert dev.kernels_mode == kernels.Mode.TRAINING
-    assert all(n.__dict__.get("_kernel_repo") is hub.REPOSITORIES["RMSNorm"] for n in norms(dev))
     torch_pjrt.reset_fallback_stats()
     assert_adamw_steps_match(model, dev, 256)
     assert torch_pjrt.fallback_stats() == {}
