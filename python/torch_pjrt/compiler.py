@@ -26,8 +26,9 @@ _counter = itertools.count()
 _noted = set()
 
 # Programs traced (one per graph and input signature) and the seconds spent
-# tracing them through the kernels and compiling (or loading) each program.
-stats = {"programs": 0, "trace_seconds": 0.0, "xla_compile_seconds": 0.0}
+# tracing them through the kernels and compiling (or loading) each program;
+# attention calls that read grouped keys/values without their repeat.
+stats = {"programs": 0, "trace_seconds": 0.0, "xla_compile_seconds": 0.0, "kv_repeats_dropped": 0}
 
 # Modes that only select inductor strategies (cudagraphs, autotuning): every
 # tpu graph already runs as one cached XLA program, so they change nothing.
@@ -340,6 +341,69 @@ def _weights_in_dot_layout(gm):
     return list(copies)
 
 
+def _sdpa_reads_kv_heads(gm):
+    """Lets attention read grouped-query keys and values as they are stored.
+
+    transformers repeats each key/value head for its group of query heads
+    (`repeat_kv`: unsqueeze, expand, clone, reshape) before SDPA whenever it
+    compiles, and XLA then writes that copy of the whole KV cache in every
+    layer and step: [batch, query heads, cache length, head dim] twice,
+    which grows with the cache and, for a static cache, keeps its update
+    from being done in place. The tpu SDPA takes fewer key/value heads than
+    query heads as they are (each serves its group), so the repeat is
+    dropped from its inputs: the same values, computed without the copy.
+    Returns whether the graph changed."""
+    aten = torch.ops.aten
+    sdpa = aten._scaled_dot_product_fused_attention_overrideable.default
+
+    def static_shape(n):
+        v = n.meta.get("val") if isinstance(n, torch.fx.Node) else None
+        return list(v.shape) if isinstance(v, torch.Tensor) and all(isinstance(d, int) for d in v.shape) else None
+
+    def unrepeated(n):
+        """(x, chain) when n is x[:, :, None].expand(B, H, G, L, D) made
+        contiguous and reshaped to [B, H * G, L, D]."""
+        if not isinstance(n, torch.fx.Node) or n.target not in (aten._unsafe_view.default, aten.view.default,
+                                                                 aten.reshape.default):
+            return None
+        chain = [n]
+        e = n.args[0]
+        if isinstance(e, torch.fx.Node) and e.target is aten.clone.default:
+            chain.append(e)
+            e = e.args[0]
+        if not isinstance(e, torch.fx.Node) or e.target is not aten.expand.default:
+            return None
+        u = e.args[0]
+        if not isinstance(u, torch.fx.Node) or u.target is not aten.unsqueeze.default or u.args[1] != 2:
+            return None
+        x = u.args[0]
+        xs, es, ns = static_shape(x), static_shape(e), static_shape(n)
+        if xs is None or es is None or ns is None or len(xs) != 4:
+            return None
+        b, h, length, d = xs
+        if es != [b, h, es[2], length, d] or ns != [b, h * es[2], length, d]:
+            return None
+        return x, chain + [e, u]
+
+    changed = False
+    for node in list(gm.graph.nodes):
+        if node.target is not sdpa or len(node.args) < 3:
+            continue
+        k, v = unrepeated(node.args[1]), unrepeated(node.args[2])
+        if k is None or v is None:
+            continue
+        node.args = (node.args[0], k[0], v[0], *node.args[3:])
+        for dead in k[1] + v[1]:
+            if not dead.users:
+                gm.graph.erase_node(dead)
+        stats["kv_repeats_dropped"] += 1
+        changed = True
+    if changed:
+        gm.graph.lint()
+        gm.recompile()
+    return changed
+
+
 def _static_inputs():
     """Positions of the graph inputs AOTAutograd knows as parameters or
     buffers (the same tensors at every call)."""
@@ -366,6 +430,7 @@ def _graph_compiler(kind, fullgraph):
         devices = {a.device.type for a in example_inputs if isinstance(a, torch.Tensor)}
         if "tpu" not in devices:
             return _eager(gm)  # nothing on the device: PyTorch runs it as written
+        _sdpa_reads_kv_heads(gm)
         if kind == "inference" and _dot_layout_applies():
             positions = _weights_in_dot_layout(gm)
             if positions:

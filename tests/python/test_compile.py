@@ -102,6 +102,41 @@ def test_many_row_matmuls_read_weights_from_in_out_copies():
     assert not copies()
 
 
+def _grouped_attention(q, k, v, mask):
+    """transformers' SDPA path under torch.compile for grouped-query
+    attention: each key/value head repeated for its query heads."""
+    def repeat_kv(x, n):
+        b, h, s, d = x.shape
+        return x[:, :, None, :, :].expand(b, h, n, s, d).reshape(b, h * n, s, d)
+    groups = q.shape[1] // k.shape[1]
+    return torch.nn.functional.scaled_dot_product_attention(q, repeat_kv(k, groups), repeat_kv(v, groups),
+                                                            attn_mask=mask, scale=0.125)
+
+
+@pytest.mark.parametrize("queries", [1, 5])
+def test_grouped_attention_reads_key_value_heads_unrepeated(queries):
+    """The repeat of grouped keys/values before SDPA is dropped from the
+    compiled program (the tpu SDPA serves each query group from its key/value
+    head): values and gradients stay the CPU's."""
+    _reset()
+    torch.manual_seed(0)
+    q, k, v = torch.randn(3, 8, queries, 64), torch.randn(3, 2, 11, 64), torch.randn(3, 2, 11, 64)
+    mask = torch.randn(3, 1, queries, 11) > -1.0
+    f = torch.compile(_grouped_attention, backend="tpu")
+    before = torch_pjrt.compiler.stats["kv_repeats_dropped"]
+    with torch.no_grad():
+        out = f(*(t.to("tpu") for t in (q, k, v, mask)))
+    assert torch_pjrt.compiler.stats["kv_repeats_dropped"] == before + 1
+    torch.testing.assert_close(out.cpu(), _grouped_attention(q, k, v, mask), rtol=1e-5, atol=1e-5)
+    leaves = [t.clone().requires_grad_() for t in (q, k, v)]
+    dev = [t.detach().to("tpu").requires_grad_() for t in leaves]
+    _grouped_attention(*leaves, mask).square().sum().backward()
+    f(*dev, mask.to("tpu")).square().sum().backward()
+    assert torch_pjrt.compiler.stats["kv_repeats_dropped"] == before + 2
+    for a, b in zip(dev, leaves):
+        torch.testing.assert_close(a.grad.cpu(), b.grad, rtol=1e-4, atol=1e-4)
+
+
 def test_output_views_and_noncontiguous_inputs():
     _reset()
 
