@@ -361,6 +361,41 @@ def test_index_reduce_rejects_bad_index():
         torch.index_reduce(x, 0, torch.tensor([1]), torch.ones(1), "amin")
 
 
+def test_index_copy_one_index():
+    """One index (a static KV cache's decoding step) along any dim, for any
+    dtype, with a 1-element or 0-d index, eagerly and compiled; an index out
+    of range raises and changes nothing in the tensor."""
+    for dtype in [torch.float32, torch.bfloat16, torch.int64, torch.bool]:
+        for shape, dim in [((3, 4, 6, 5), 2), ((6, 4), 0), ((4, 6), -1), ((7,), 0)]:
+            x = rand(shape, dtype)
+            sshape = list(shape)
+            sshape[dim] = 1
+            src = rand(sshape, dtype)
+            at = random.randrange(shape[dim])
+            check(lambda a, i, s: a.index_copy(dim, i, s), x, torch.tensor([at]), src)
+            check(lambda a, i, s: a.index_copy_(dim, i, s), x, torch.tensor(at), src)
+    cache, new = torch.randn(2, 3, 9, 4), torch.randn(2, 3, 1, 4)
+
+    def step(c, pos, k):
+        c.index_copy_(2, pos, k)
+        return c * 1.0
+    tc = cache.to(TPU)
+    f = torch.compile(step, backend="tpu")
+    for at in (0, 4, 8):
+        out = f(tc, torch.tensor([at], device=TPU), (new + at).to(TPU))
+        step(cache, torch.tensor([at]), new + at)
+        assert_close(tc, cache, atol=0, rtol=0)
+        assert_close(out, cache, atol=0, rtol=0)
+    # Out of range: the error, and no element of any row written.
+    x = torch.randn(4, 5)
+    for bad in (5, -1):
+        t = x.to(TPU)
+        with pytest.raises(IndexError, match="out of bounds"):
+            t.index_copy_(1, torch.tensor([bad], device=TPU), torch.ones(4, 1, device=TPU))
+            torch_pjrt.synchronize()
+        assert_close(t, x, atol=0, rtol=0)
+
+
 # ---------------------------------------------------------------- out-of-range indices
 
 

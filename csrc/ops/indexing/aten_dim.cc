@@ -189,10 +189,7 @@ struct IndexCopy {
     if (out.numel() == 0) return;
     write_all(
         {out}, "index_copy", {read(self), read(index), read(source)},
-        [](Builder& b, const Vals& in, int64_t d) {
-          return Vals{ops::index_scatter(b, in[0], d, in[1], in[2], ops::Combine::Replace, false)};
-        },
-        dim);
+        [](Builder& b, const Vals& in, int64_t d) { return Vals{ops::index_copy(b, in[0], d, in[1], in[2])}; }, dim);
   }
 };
 

@@ -204,6 +204,41 @@ Value index_scatter(Builder& b, Value x, int64_t dim, Value idx, Value src, Comb
   return b.scatter(x, ii, upd, win, {dim}, {dim}, 1, body_of(c, x.dtype()));
 }
 
+// One index (a KV cache's decoding step) writes its elements into x read
+// flat: the scatter's result is then the flat storage value itself, which
+// XLA updates in place in a donated buffer while the readers of the new
+// tensor see it through a free reshape. Written along `dim` instead (a
+// scatter XLA turns into a dynamic_update_slice), the update is fused into
+// both the reshape to the storage and each reader, and the whole tensor is
+// copied several times per call.
+Value index_copy(Builder& b, Value x, int64_t dim, Value idx, Value src) {
+  if (x.rank() == 0 || shlo::numel(idx.shape()) != 1)
+    return index_scatter(b, x, dim, idx, src, Combine::Replace, false);
+  const int64_t n = x.shape()[dim], total = shlo::numel(x.shape());
+  int64_t outer = 1, inner = 1;
+  for (int64_t d = 0; d < dim; ++d) outer *= x.shape()[d];
+  for (int64_t d = dim + 1; d < x.rank(); ++d) inner *= x.shape()[d];
+  if (outer * inner == 0) return x;
+  DType it = index_type(total + 1);
+  Type grid{it, {outer, inner}};
+  Value i = b.reshape(b.convert(idx, DType::S64), {});
+  Value start = b.mul(b.convert(i, it), b.constant(it, static_cast<double>(inner)));
+  Value pos = b.add(
+      b.add(b.mul(b.iota(grid, 0), b.constant(it, static_cast<double>(n * inner), {outer, inner})), b.iota(grid, 1)),
+      b.broadcast_in_dim(start, {outer, inner}, {}));
+  // An index outside [0, n) writes nothing (as the scatter along dim
+  // would), so the range check's error never comes with another row changed.
+  Value valid = b.op1("stablehlo.and",
+                      {b.compare(shlo::Cmp::GE, i, b.constant(DType::S64, 0)),
+                       b.compare(shlo::Cmp::LT, i, b.constant(DType::S64, static_cast<double>(n)))},
+                      Type{DType::PRED, {}});
+  pos = b.select(b.broadcast_in_dim(valid, {outer, inner}, {}), pos,
+                 b.constant(it, static_cast<double>(total), {outer, inner}));
+  Value upd = b.reshape(b.convert(src, x.dtype()), {outer * inner});
+  Value r = b.scatter(b.reshape(x, {total}), b.reshape(pos, {outer * inner, 1}), upd, {}, {0}, {0}, 1, "");
+  return b.reshape(r, x.shape());
+}
+
 Value index_add(Builder& b, Value x, int64_t dim, Value idx, Value src, Value alpha) {
   Value s = b.convert(src, x.dtype());
   Value a = b.broadcast_in_dim(b.convert(alpha, x.dtype()), s.shape(), {});

@@ -40,6 +40,9 @@ Value index_select(Builder& b, Value x, int64_t dim, Value idx);
 // index_add / index_copy / index_fill: src (x's shape with dim replaced by
 // len(idx)) combined into x at idx along dim. wrap: negative idx allowed.
 Value index_scatter(Builder& b, Value x, int64_t dim, Value idx, Value src, Combine c, bool wrap);
+// index_copy: src (x's shape with dim replaced by len(idx)) written into x
+// at idx along dim; an index outside [0, x.shape[dim]) writes nothing.
+Value index_copy(Builder& b, Value x, int64_t dim, Value idx, Value src);
 // index_add: x[..., idx[i], ...] += alpha * src[..., i, ...] (alpha: 0-d).
 Value index_add(Builder& b, Value x, int64_t dim, Value idx, Value src, Value alpha);
 // index_reduce: reduce is prod, mean, amax or amin.
