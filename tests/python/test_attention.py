@@ -100,6 +100,15 @@ def test_sdpa_gqa():
     compare_sdpa(*sdpa_case(2, 4, 2, 5, 7, 8), torch.randn(4, 5, 7), enable_gqa=True)
 
 
+def test_sdpa_few_query_rows():
+    """Decoding's shape (one or a few query rows against many keys), where
+    the scores are computed with k as stored: values and gradients."""
+    compare_sdpa(*sdpa_case(2, 4, 2, 1, 40, 16), enable_gqa=True)
+    compare_sdpa(*sdpa_case(2, 4, 4, 3, 40, 16), torch.rand(2, 1, 3, 40) > 0.3)
+    compare_sdpa(*sdpa_case(2, 8, 2, 1, 40, 16), torch.randn(2, 8, 1, 40), enable_gqa=True)
+    compare_sdpa(*sdpa_case(1, 2, 2, 2, 33, 16, ev=8), is_causal=True)
+
+
 def test_sdpa_3d_and_noncontiguous():
     q, k, v = sdpa_case(*A)
     compare_sdpa(q[0], k[0], v[0], is_causal=True)

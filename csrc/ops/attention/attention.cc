@@ -58,7 +58,15 @@ Value bcast_rows(Builder& b, Value rows, const Dims& d) { return b.broadcast_in_
 // scale * q k^T with the mask and causal structure applied, in d.acc.
 Value masked_scores(Builder& b, Value q5, Value k4, const std::optional<Value>& mask, Value scale,
                     const AttentionSpec& spec, const Dims& d) {
-  Value s = contract(b, q5, k4, {0, 1}, {0, 1}, {4}, {3});
+  // A dot reads its right operand as [contracted, free]: k as stored
+  // ([.., s, e]) would be transposed whole for q k^T, which in decoding
+  // (few query rows, a long cache) costs a pass over the cache per layer and
+  // step. There k is the left operand and the small q and scores move.
+  Value s;
+  if (d.g * d.l * (d.e + d.s) < d.s * d.e)
+    s = b.transpose(contract(b, k4, q5, {0, 1}, {0, 1}, {3}, {4}), {0, 1, 3, 4, 2});
+  else
+    s = contract(b, q5, k4, {0, 1}, {0, 1}, {4}, {3});
   s = b.mul(s, splat(b, scale, s));
   Value neg_inf = b.constant(d.acc, -std::numeric_limits<double>::infinity(), d.scores5());
   if (mask) {
