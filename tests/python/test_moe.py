@@ -58,9 +58,10 @@ def test_activations(act):
     assert_close(run(*args, act=act), per_pair(*args, act=act), atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("tokens", [1, 11])
 @pytest.mark.parametrize("dtype", [torch.bfloat16, torch.float16])
-def test_low_precision_rounds_like_the_layers(dtype):
-    args = layer(11, 32, 16, 8, 2, dtype)
+def test_low_precision_rounds_like_the_layers(dtype, tokens):
+    args = layer(tokens, 32, 16, 8, 2, dtype)
     out = run(*args)
     assert out.dtype == dtype
     assert_close(out.float(), per_pair(*args), atol=3e-2, rtol=3e-2)
@@ -74,6 +75,10 @@ def test_sentinel_and_out_of_range_ids_contribute_nothing():
     assert_close(run(x, index, weights, gate_up, down), per_pair(x, index, weights, gate_up, down),
                  atol=1e-5, rtol=1e-5)
     assert torch.equal(run(x, index, weights, gate_up, down)[5].cpu(), torch.zeros(16))
+    # One token (decoding a single sequence) takes its own path.
+    for row in (0, 3, 5):
+        one = (x[row:row + 1], index[row:row + 1], weights[row:row + 1], gate_up, down)
+        assert_close(run(*one), per_pair(*one), atol=1e-5, rtol=1e-5)
 
 
 def test_many_rows_per_expert_span_several_tiles():

@@ -40,6 +40,38 @@ Vals run(Builder& b, const Vals& init, const shlo::RegionFn& cond, const shlo::R
   return b.op("stablehlo.while", init, types, "", {c, r});
 }
 
+// One token (decoding a single sequence): its k choices are distinct
+// experts, so gathering their matrices reads each once, and a batched
+// product over the k choices replaces the sort, the loops and the unsort.
+Value one_token(Builder& b, Value hidden, Value top_k_index, Value top_k_weights, Value gate_up, Value down,
+                Activation act, bool in_out) {
+  const DType dt = hidden.dtype(), acc = accumulate_dtype(dt);
+  const int64_t h = hidden.shape()[1], k = top_k_index.shape()[1], experts = gate_up.shape()[0];
+  const int64_t inter = gate_up.shape()[in_out ? 2 : 1] / 2, w_in = in_out ? 1 : 2;
+  Value id = b.convert(b.reshape(top_k_index, {k}), DType::S32);
+  Value valid = b.op1("stablehlo.and",
+                      {b.compare(Cmp::GE, id, b.constant(DType::S32, 0, {k})),
+                       b.compare(Cmp::LT, id, b.constant(DType::S32, static_cast<double>(experts), {k}))},
+                      Type{DType::PRED, {k}});
+  Value ix = b.reshape(b.select(valid, id, b.constant(DType::S32, 0, {k})), {k, 1});
+  auto take = [&](Value w) {
+    shlo::Shape sz = w.shape(), out = w.shape();
+    sz[0] = 1;
+    out[0] = k;
+    return b.gather(w, ix, {1, 2}, {0}, {0}, 1, sz, out);
+  };
+  Value x = b.broadcast_in_dim(b.reshape(hidden, {h}), {k, h}, {1});
+  Value proj = round_to(b, contract(b, x, take(gate_up), {0}, {0}, {1}, {w_in}), dt);  // [k, 2I]
+  Value gate = b.convert(b.slice(proj, {0, 0}, {k, inter}, {1, 1}), dt);
+  Value up = b.slice(proj, {0, inter}, {k, 2 * inter}, {1, 1});
+  Value mid = b.convert(b.mul(b.convert(activation(b, act, gate), proj.dtype()), up), dt);
+  Value y = b.convert(contract(b, mid, take(down), {0}, {0}, {1}, {w_in}), dt);  // [k, H]
+  Value w = b.broadcast_in_dim(b.convert(b.reshape(top_k_weights, {k}), acc), {k, h}, {0});
+  Value weighted = b.convert(b.convert(b.mul(b.convert(y, acc), w), dt), acc);
+  weighted = b.select(b.broadcast_in_dim(valid, {k, h}, {0}), weighted, b.constant(acc, 0, {k, h}));
+  return b.convert(b.reshape(b.reduce(weighted, b.zero(acc), {0}, "add"), {1, h}), dt);
+}
+
 }  // namespace
 
 int64_t moe_tile_rows(int64_t pairs, int64_t experts) {
@@ -59,6 +91,7 @@ Value moe_experts(Builder& b, Value hidden, Value top_k_index, Value top_k_weigh
   const shlo::Shape w1_shape = in_out ? shlo::Shape{h, 2 * inter} : shlo::Shape{2 * inter, h};
   const shlo::Shape w2_shape = in_out ? shlo::Shape{inter, h} : shlo::Shape{h, inter};
   const Type s32{DType::S32, {pairs}};
+  if (tokens == 1) return one_token(b, hidden, top_k_index, top_k_weights, gate_up, down, act, in_out);
 
   // Each pair's expert; ids outside [0, experts) become `experts`, which
   // sorts after every real one and belongs to no group.
