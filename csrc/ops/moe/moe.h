@@ -7,7 +7,8 @@
 // (a loop that runs zero times for an idle expert), so the work done follows
 // the routing, not experts x tokens as a masked dense product would. Pairs
 // routed to an id outside [0, experts) (expert parallelism's sentinel for
-// an expert held elsewhere) contribute nothing.
+// an expert held elsewhere) contribute nothing. A single token's choices are
+// distinct experts: it gathers their matrices and needs no sort or loop.
 #pragma once
 
 #include <cstdint>
