@@ -351,8 +351,7 @@ def _sdpa_reads_kv_heads(gm):
     which grows with the cache and, for a static cache, keeps its update
     from being done in place. The tpu SDPA takes fewer key/value heads than
     query heads as they are (each serves its group), so the repeat is
-    dropped from its inputs: the same values, computed without the copy.
-    Returns whether the graph changed."""
+    dropped from its inputs: the same values, computed without the copy."""
     aten = torch.ops.aten
     sdpa = aten._scaled_dot_product_fused_attention_overrideable.default
 
@@ -401,7 +400,6 @@ def _sdpa_reads_kv_heads(gm):
     if changed:
         gm.graph.lint()
         gm.recompile()
-    return changed
 
 
 def _static_inputs():

@@ -40,19 +40,40 @@ Vals run(Builder& b, const Vals& init, const shlo::RegionFn& cond, const shlo::R
   return b.op("stablehlo.while", init, types, "", {c, r});
 }
 
+// Whether each expert id lies in [0, experts).
+Value in_range(Builder& b, Value id, int64_t experts) {
+  const shlo::Shape& n = id.shape();
+  return b.op1("stablehlo.and",
+               {b.compare(Cmp::GE, id, b.constant(DType::S32, 0, n)),
+                b.compare(Cmp::LT, id, b.constant(DType::S32, static_cast<double>(experts), n))},
+               Type{DType::PRED, n});
+}
+
+// An expert's feed-forward on the rows of x: act(gate) * up, then down, each
+// projection rounded to x's dtype as the layers round. w_in: the input
+// features' dim of w1 and w2; batch {0} pairs row i with matrices w1[i] and
+// w2[i], {} applies one w1, w2 to every row. [rows, H].
+Value expert_ffn(Builder& b, Value x, Value w1, Value w2, Activation act, int64_t w_in,
+                 const std::vector<int64_t>& batch) {
+  const DType dt = x.dtype();
+  const int64_t rows = x.shape()[0];
+  Value proj = round_to(b, contract(b, x, w1, batch, batch, {1}, {w_in}), dt);  // [rows, 2I]
+  const int64_t inter = proj.shape()[1] / 2;
+  Value gate = b.convert(b.slice(proj, {0, 0}, {rows, inter}, {1, 1}), dt);
+  Value up = b.slice(proj, {0, inter}, {rows, 2 * inter}, {1, 1});
+  Value mid = b.convert(b.mul(b.convert(activation(b, act, gate), proj.dtype()), up), dt);
+  return b.convert(contract(b, mid, w2, batch, batch, {1}, {w_in}), dt);
+}
+
 // One token (decoding a single sequence): its k choices are distinct
 // experts, so gathering their matrices reads each once, and a batched
 // product over the k choices replaces the sort, the loops and the unsort.
 Value one_token(Builder& b, Value hidden, Value top_k_index, Value top_k_weights, Value gate_up, Value down,
                 Activation act, bool in_out) {
   const DType dt = hidden.dtype(), acc = accumulate_dtype(dt);
-  const int64_t h = hidden.shape()[1], k = top_k_index.shape()[1], experts = gate_up.shape()[0];
-  const int64_t inter = gate_up.shape()[in_out ? 2 : 1] / 2, w_in = in_out ? 1 : 2;
+  const int64_t h = hidden.shape()[1], k = top_k_index.shape()[1];
   Value id = b.convert(b.reshape(top_k_index, {k}), DType::S32);
-  Value valid = b.op1("stablehlo.and",
-                      {b.compare(Cmp::GE, id, b.constant(DType::S32, 0, {k})),
-                       b.compare(Cmp::LT, id, b.constant(DType::S32, static_cast<double>(experts), {k}))},
-                      Type{DType::PRED, {k}});
+  Value valid = in_range(b, id, gate_up.shape()[0]);
   Value ix = b.reshape(b.select(valid, id, b.constant(DType::S32, 0, {k})), {k, 1});
   auto take = [&](Value w) {
     shlo::Shape sz = w.shape(), out = w.shape();
@@ -61,11 +82,8 @@ Value one_token(Builder& b, Value hidden, Value top_k_index, Value top_k_weights
     return b.gather(w, ix, {1, 2}, {0}, {0}, 1, sz, out);
   };
   Value x = b.broadcast_in_dim(b.reshape(hidden, {h}), {k, h}, {1});
-  Value proj = round_to(b, contract(b, x, take(gate_up), {0}, {0}, {1}, {w_in}), dt);  // [k, 2I]
-  Value gate = b.convert(b.slice(proj, {0, 0}, {k, inter}, {1, 1}), dt);
-  Value up = b.slice(proj, {0, inter}, {k, 2 * inter}, {1, 1});
-  Value mid = b.convert(b.mul(b.convert(activation(b, act, gate), proj.dtype()), up), dt);
-  Value y = b.convert(contract(b, mid, take(down), {0}, {0}, {1}, {w_in}), dt);  // [k, H]
+  // The gathered matrices lead with the choice: input features one dim later.
+  Value y = expert_ffn(b, x, take(gate_up), take(down), act, in_out ? 1 : 2, {0});  // [k, H]
   Value w = b.broadcast_in_dim(b.convert(b.reshape(top_k_weights, {k}), acc), {k, h}, {0});
   Value weighted = b.convert(b.convert(b.mul(b.convert(y, acc), w), dt), acc);
   weighted = b.select(b.broadcast_in_dim(valid, {k, h}, {0}), weighted, b.constant(acc, 0, {k, h}));
@@ -85,22 +103,18 @@ Value moe_experts(Builder& b, Value hidden, Value top_k_index, Value top_k_weigh
                   Activation act, bool in_out, int64_t tile) {
   const DType dt = hidden.dtype(), acc = accumulate_dtype(dt);
   const int64_t tokens = hidden.shape()[0], h = hidden.shape()[1], k = top_k_index.shape()[1];
+  if (tokens == 1) return one_token(b, hidden, top_k_index, top_k_weights, gate_up, down, act, in_out);
   const int64_t experts = gate_up.shape()[0], inter = gate_up.shape()[in_out ? 2 : 1] / 2, pairs = tokens * k;
   // The contracted dim of each expert matrix: its input features.
   const int64_t w_in = in_out ? 0 : 1;
   const shlo::Shape w1_shape = in_out ? shlo::Shape{h, 2 * inter} : shlo::Shape{2 * inter, h};
   const shlo::Shape w2_shape = in_out ? shlo::Shape{inter, h} : shlo::Shape{h, inter};
   const Type s32{DType::S32, {pairs}};
-  if (tokens == 1) return one_token(b, hidden, top_k_index, top_k_weights, gate_up, down, act, in_out);
 
   // Each pair's expert; ids outside [0, experts) become `experts`, which
   // sorts after every real one and belongs to no group.
   Value id = b.convert(b.reshape(top_k_index, {pairs}), DType::S32);
-  Value valid = b.op1("stablehlo.and",
-                      {b.compare(Cmp::GE, id, b.constant(DType::S32, 0, {pairs})),
-                       b.compare(Cmp::LT, id, b.constant(DType::S32, static_cast<double>(experts), {pairs}))},
-                      Type{DType::PRED, {pairs}});
-  id = b.select(valid, id, b.constant(DType::S32, static_cast<double>(experts), {pairs}));
+  id = b.select(in_range(b, id, experts), id, b.constant(DType::S32, static_cast<double>(experts), {pairs}));
   Vals sorted =
       b.sort({id, b.iota(s32, 0)}, 0, [](Builder& r, const Vals& a) { return Vals{r.compare(Cmp::LT, a[0], a[1])}; });
   Value sorted_id = sorted[0], perm = sorted[1];
@@ -148,11 +162,7 @@ Value moe_experts(Builder& b, Value hidden, Value top_k_index, Value top_k_weigh
             [&](Builder& q, const Vals& t) {
               Value row = q.add(t[6], q.mul(t[0], i32(q, tile))), col = i32(q, 0);
               Value x = q.dynamic_slice(t[2], {row, col}, {tile, h});
-              Value proj = round_to(q, contract(q, x, t[3], {}, {}, {1}, {w_in}), dt);  // [tile, 2I]
-              Value gate = q.convert(q.slice(proj, {0, 0}, {tile, inter}, {1, 1}), dt);
-              Value up = q.slice(proj, {0, inter}, {tile, 2 * inter}, {1, 1});
-              Value mid = q.convert(q.mul(q.convert(activation(q, act, gate), proj.dtype()), up), dt);
-              Value y = q.convert(contract(q, mid, t[4], {}, {}, {1}, {w_in}), dt);  // [tile, H]
+              Value y = expert_ffn(q, x, t[3], t[4], act, w_in, {});  // [tile, H]
               return Vals{
                   q.add(t[0], i32(q, 1)), q.dynamic_update_slice(t[1], y, {row, col}), t[2], t[3], t[4], t[5], t[6]};
             });
