@@ -344,6 +344,9 @@ Value Builder::reshape(Value x, const Shape& shape) {
 }
 
 Value Builder::broadcast_in_dim(Value x, const Shape& shape, const std::vector<int64_t>& dims) {
+  bool identity = x.shape() == shape;
+  for (size_t i = 0; identity && i < dims.size(); ++i) identity = dims[i] == static_cast<int64_t>(i);
+  if (identity) return x;
   return op1("stablehlo.broadcast_in_dim", {x}, Type{x.dtype(), shape}, "broadcast_dimensions = " + i64_array(dims));
 }
 
@@ -366,7 +369,14 @@ Value Builder::transpose(Value x, const std::vector<int64_t>& perm) {
   if (identity) return x;
   Shape s;
   for (int64_t p : perm) s.push_back(x.shape()[p]);
-  return op1("stablehlo.transpose", {x}, Type{x.dtype(), s}, "permutation = " + i64_array(perm));
+  Value t = op1("stablehlo.transpose", {x}, Type{x.dtype(), s}, "permutation = " + i64_array(perm));
+  transposes_.emplace(t.id, std::make_pair(x, perm));
+  return t;
+}
+
+const std::pair<Value, std::vector<int64_t>>* Builder::transposed_from(Value v) const {
+  auto it = transposes_.find(v.id);
+  return it == transposes_.end() ? nullptr : &it->second;
 }
 
 Value Builder::slice(Value x, const Shape& start, const Shape& limit, const Shape& strides) {

@@ -7,6 +7,7 @@
 #include <functional>
 #include <initializer_list>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -98,6 +99,13 @@ class Builder {
   // Broadcasts x (numpy rules, trailing alignment) to shape.
   Value broadcast_to(Value x, const Shape& shape);
   Value transpose(Value x, const std::vector<int64_t>& perm);
+  // The value and permutation a transpose was taken of, or null when v is
+  // no transpose: a lowering that cares how an operand lies in memory looks
+  // through it, as XLA folds a transposed operand into a dot.
+  const std::pair<Value, std::vector<int64_t>>* transposed_from(Value v) const;
+  // The value unchanged, but opaque to the compiler's rewrites: what is
+  // computed before it is not merged with what is computed after it.
+  Value barrier(Value x) { return op("stablehlo.optimization_barrier", {x}, {x.type})[0]; }
   Value slice(Value x, const Shape& start, const Shape& limit, const Shape& strides);
   Value dynamic_slice(Value x, const std::vector<Value>& starts, const Shape& sizes);
   Value dynamic_update_slice(Value x, Value update, const std::vector<Value>& starts);
@@ -151,6 +159,7 @@ class Builder {
   std::vector<std::string> blocks_{std::string()};
   std::vector<std::pair<std::string, std::string>> functions_;  // (key, text), in order added
   int next_id_ = 0;
+  std::unordered_map<int, std::pair<Value, std::vector<int64_t>>> transposes_;  // by result id
   int indent_ = 2;
 };
 

@@ -108,3 +108,42 @@ TEST(OpsLinalg, AttentionBackwardMatchesFiniteDifferences) {
     EXPECT_NEAR(out[1][i], (forward(q, up) - forward(q, down)) / (2 * h), 2e-3) << "dmask " << i;
   }
 }
+
+// A product whose larger operand lies in memory for the other side of the
+// matrix kernel (a linear layer's weight [out, in] read as x @ W.T) swaps
+// its operands and transposes the smaller result back, and computes the
+// same values; one whose larger operand lies for its own side is left as
+// written.
+TEST(OpsLinalg, TheLargerOperandIsReadAsItLies) {
+  const int64_t m = 2, k = 3, n = 4;
+  std::vector<float> x(m * k), w(n * k);
+  for (size_t i = 0; i < x.size(); ++i) x[i] = 0.5f * static_cast<float>(i) - 1;
+  for (size_t i = 0; i < w.size(); ++i) w[i] = 0.25f * static_cast<float>((i * 7) % 11) - 1;
+  std::vector<float> want(m * n, 0);  // x @ w.T
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = 0; j < n; ++j)
+      for (int64_t c = 0; c < k; ++c) want[i * n + j] += x[i * k + c] * w[j * k + c];
+
+  for (bool batched : {false, true}) {
+    Builder b;
+    shlo::Shape xs{m, k}, ws{n, k};
+    if (batched) xs.insert(xs.begin(), 1), ws.insert(ws.begin(), 1);
+    Value px = b.param(Type{DType::F32, xs}), pw = b.param(Type{DType::F32, ws});
+    Value r = batched ? ops::bmm(b, px, b.transpose(pw, {0, 2, 1})) : ops::mm(b, px, b.transpose(pw, {1, 0}));
+    std::string text = b.finish({b.reshape(r, {m * n})});
+    EXPECT_NE(text.find("optimization_barrier"), std::string::npos) << batched;
+    auto out = run_f32(text, {x, w}, {xs, ws}, {m * n});
+    for (int64_t i = 0; i < m * n; ++i) EXPECT_FLOAT_EQ(out[0][i], want[i]) << batched << " " << i;
+  }
+
+  // W stored [in, out]: already the rhs's order, no swap.
+  Builder b;
+  Value px = b.param(Type{DType::F32, {m, k}}), pw = b.param(Type{DType::F32, {k, n}});
+  std::string text = b.finish({b.reshape(ops::mm(b, px, pw), {m * n})});
+  EXPECT_EQ(text.find("optimization_barrier"), std::string::npos);
+  std::vector<float> wt(k * n);
+  for (int64_t j = 0; j < n; ++j)
+    for (int64_t c = 0; c < k; ++c) wt[c * n + j] = w[j * k + c];
+  auto out = run_f32(text, {x, wt}, {{m, k}, {k, n}}, {m * n});
+  for (int64_t i = 0; i < m * n; ++i) EXPECT_FLOAT_EQ(out[0][i], want[i]) << i;
+}

@@ -293,6 +293,22 @@ def test_linear_low_precision(dtype):
     check(F.linear, torch.randn(3, 4, 16).to(dtype), torch.randn(8, 16).to(dtype), torch.randn(8).to(dtype))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("rows", [1, 8])
+def test_few_rows_against_a_large_operand(dtype, rows):
+    # The larger operand lies for the other side of the product (a weight
+    # [out, in] read as x @ W.T, or [in, out] read transposed as the lhs):
+    # the lowering swaps the operands and transposes the result back.
+    kw = F32 if dtype == torch.float32 else {}
+    w, x = torch.randn(96, 40).to(dtype), torch.randn(rows, 40).to(dtype)
+    check(lambda a, b: a @ b.T, x, w, **kw)
+    check(lambda a, b: b.T @ a.T, x, w.T.contiguous(), **kw)
+    check(lambda a, b: torch.bmm(a, b.transpose(1, 2)), x.expand(3, -1, -1).contiguous(),
+          torch.randn(3, 96, 40).to(dtype), **kw)
+    if dtype == torch.float32:
+        grads_match(lambda a, b: F.linear(a, b), x, w)
+
+
 # ---------------------------------------------------------------- cross product
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64])

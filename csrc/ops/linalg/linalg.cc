@@ -11,7 +11,10 @@ using shlo::DType;
 
 DType accumulate_dtype(DType t) { return t == DType::F16 || t == DType::BF16 ? DType::F32 : t; }
 
-Value contract(Builder& b, Value x, Value y, const std::vector<int64_t>& xb, const std::vector<int64_t>& yb,
+namespace {
+
+// dot_general in the order given: result dims batch, x free, y free.
+Value emit_dot(Builder& b, Value x, Value y, const std::vector<int64_t>& xb, const std::vector<int64_t>& yb,
                const std::vector<int64_t>& xc, const std::vector<int64_t>& yc) {
   auto has = [](const std::vector<int64_t>& v, int64_t d) { return std::find(v.begin(), v.end(), d) != v.end(); };
   shlo::Shape s;
@@ -35,6 +38,53 @@ Value contract(Builder& b, Value x, Value y, const std::vector<int64_t>& xb, con
   // for every layout (e.g. batch-1 bmm with a transposed operand).
   DType acc = accumulate_dtype(x.dtype());
   return b.op1("stablehlo.dot_general", {b.convert(x, acc), b.convert(y, acc)}, shlo::Type{acc, s}, dn);
+}
+
+// Which side of a matrix kernel reads an operand (batch dims, then one
+// free and one contracted dim) in the order it lies in memory: the lhs
+// wants the contracted dim last ([.., M, K]), the rhs the one before it
+// ([.., K, N]). A transpose is looked through, as XLA folds it into the dot.
+enum class Side { kLhs, kRhs, kNeither };
+
+Side stored_side(const Builder& b, Value v, const std::vector<int64_t>& batch, int64_t contracted) {
+  const int64_t rank = v.rank(), nb = static_cast<int64_t>(batch.size());
+  std::vector<int64_t> stored(rank);  // dim i of v is dim stored[i] in memory
+  for (int64_t i = 0; i < rank; ++i) stored[i] = i;
+  if (const auto* t = b.transposed_from(v)) stored = t->second;
+  if (rank != nb + 2) return Side::kNeither;
+  for (int64_t i = 0; i < nb; ++i)
+    if (stored[batch[i]] != i) return Side::kNeither;
+  return stored[contracted] == rank - 1 ? Side::kLhs : Side::kRhs;
+}
+
+}  // namespace
+
+Value contract(Builder& b, Value x, Value y, const std::vector<int64_t>& xb, const std::vector<int64_t>& yb,
+               const std::vector<int64_t>& xc, const std::vector<int64_t>& yc) {
+  // The larger operand is read as it lies: XLA:CPU's kernels read a
+  // transposed one at a fraction of the speed (a linear layer's weight
+  // [out, in] as the rhs, with few rows on the lhs: 3-7x slower in
+  // decoding). When it lies for the other side the operands swap and the
+  // result, smaller than that operand, is transposed back; the barrier
+  // keeps XLA from folding the transpose into the dot again.
+  const int64_t nb = static_cast<int64_t>(xb.size());
+  if (xc.size() == 1 && yc.size() == 1 && x.rank() == nb + 2 && y.rank() == nb + 2) {
+    int64_t batch = 1;
+    for (int64_t d : xb) batch *= x.shape()[d];
+    const int64_t k = x.shape()[xc[0]], nx = shlo::numel(x.shape()), ny = shlo::numel(y.shape());
+    const bool y_larger = ny > nx;
+    if (batch > 0 && k > 0 && (nx / k) * (ny / k) / batch < std::max(nx, ny)) {
+      const Side side = y_larger ? stored_side(b, y, yb, yc[0]) : stored_side(b, x, xb, xc[0]);
+      if (side == (y_larger ? Side::kLhs : Side::kRhs)) {
+        std::vector<int64_t> back;  // [batch, y free, x free] -> [batch, x free, y free]
+        for (int64_t i = 0; i < nb; ++i) back.push_back(i);
+        back.push_back(nb + 1);
+        back.push_back(nb);
+        return b.transpose(b.barrier(emit_dot(b, y, x, yb, xb, yc, xc)), back);
+      }
+    }
+  }
+  return emit_dot(b, x, y, xb, yb, xc, yc);
 }
 
 Value mm(Builder& b, Value x, Value y) { return b.convert(contract(b, x, y, {}, {}, {1}, {0}), x.dtype()); }
