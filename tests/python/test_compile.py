@@ -137,6 +137,26 @@ def test_grouped_attention_reads_key_value_heads_unrepeated(queries):
         torch.testing.assert_close(a.grad.cpu(), b.grad, rtol=1e-4, atol=1e-4)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float16, torch.bfloat16])
+def test_grouped_mm_compiles_in_every_dtype_the_device_takes(dtype):
+    # torch's fake-tensor rule for _grouped_mm admits bfloat16 only; a tpu
+    # graph takes what the eager kernel takes (transformers' grouped_mm
+    # experts in a float32 model), and bad shapes still fail torch's checks.
+    _reset()
+    groups = sorted(torch.randint(0, 11, (3,)).tolist())
+    offs = torch.tensor(groups[:2] + [11], dtype=torch.int32)
+    a, b = torch.randn(11, 16).to(dtype), torch.randn(3, 16, 8).to(dtype)
+    f = torch.compile(lambda a, b, o: torch._grouped_mm(a, b, offs=o), backend="tpu", fullgraph=True)
+    out = f(a.to("tpu"), b.to("tpu"), offs.to("tpu"))
+    starts = [0] + offs.tolist()[:-1]
+    ref = torch.cat([a[s:e].float() @ b[i].float() for i, (s, e) in enumerate(zip(starts, offs.tolist()))])
+    assert out.dtype == dtype
+    tol = dict(atol=1e-4, rtol=1e-4) if dtype == torch.float32 else dict(atol=2e-2, rtol=2e-2)
+    torch.testing.assert_close(out.cpu().float(), ref, **tol)
+    with pytest.raises(Exception, match="contraction dimension of mat_a and mat_b must match"):
+        f(a.to("tpu"), torch.randn(3, 15, 8).to(dtype).to("tpu"), offs.to("tpu"))
+
+
 def test_output_views_and_noncontiguous_inputs():
     _reset()
 

@@ -105,8 +105,7 @@ def bench_moe(batches, caches, new_tokens, repeats):
                 return run, (torch.tpu.synchronize if device == "tpu" else bench._no_sync)
 
             # Warm-up: both lengths' programs compiled or loaded. A side that
-            # fails (transformers' grouped_mm under torch.compile wants
-            # bfloat16 from torch's own shape check) is reported, not timed.
+            # fails is reported, not timed.
             failed = {}
             for name in SIDES:
                 try:
