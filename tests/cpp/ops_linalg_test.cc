@@ -109,13 +109,13 @@ TEST(OpsLinalg, AttentionBackwardMatchesFiniteDifferences) {
   }
 }
 
-// A product whose larger operand lies in memory for the other side of the
+// A product whose much larger operand lies in memory for the other side of the
 // matrix kernel (a linear layer's weight [out, in] read as x @ W.T) swaps
 // its operands and transposes the smaller result back, and computes the
-// same values; one whose larger operand lies for its own side is left as
-// written.
+// same values; one whose larger operand lies for its own side, or whose
+// operands are of like size, is left as written.
 TEST(OpsLinalg, TheLargerOperandIsReadAsItLies) {
-  const int64_t m = 2, k = 3, n = 4;
+  const int64_t m = 2, k = 3, n = 16;
   std::vector<float> x(m * k), w(n * k);
   for (size_t i = 0; i < x.size(); ++i) x[i] = 0.5f * static_cast<float>(i) - 1;
   for (size_t i = 0; i < w.size(); ++i) w[i] = 0.25f * static_cast<float>((i * 7) % 11) - 1;
@@ -134,6 +134,14 @@ TEST(OpsLinalg, TheLargerOperandIsReadAsItLies) {
     EXPECT_NE(text.find("optimization_barrier"), std::string::npos) << batched;
     auto out = run_f32(text, {x, w}, {xs, ws}, {m * n});
     for (int64_t i = 0; i < m * n; ++i) EXPECT_FLOAT_EQ(out[0][i], want[i]) << batched << " " << i;
+  }
+
+  // Operands of like size (training's products): left as written.
+  {
+    Builder b;
+    Value px = b.param(Type{DType::F32, {n, k}}), pw = b.param(Type{DType::F32, {n, k}});
+    std::string text = b.finish({b.reshape(ops::mm(b, px, b.transpose(pw, {1, 0})), {n * n})});
+    EXPECT_EQ(text.find("optimization_barrier"), std::string::npos);
   }
 
   // W stored [in, out]: already the rhs's order, no swap.

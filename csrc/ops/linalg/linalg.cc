@@ -61,19 +61,22 @@ Side stored_side(const Builder& b, Value v, const std::vector<int64_t>& batch, i
 
 Value contract(Builder& b, Value x, Value y, const std::vector<int64_t>& xb, const std::vector<int64_t>& yb,
                const std::vector<int64_t>& xc, const std::vector<int64_t>& yc) {
-  // The larger operand is read as it lies: XLA:CPU's kernels read a
-  // transposed one at a fraction of the speed (a linear layer's weight
-  // [out, in] as the rhs, with few rows on the lhs: 3-7x slower in
-  // decoding). When it lies for the other side the operands swap and the
-  // result, smaller than that operand, is transposed back; the barrier
-  // keeps XLA from folding the transpose into the dot again.
+  // An operand much larger than the other (a weight against the few rows
+  // of decoding) is read as it lies: XLA:CPU's kernels read a transposed
+  // one at a fraction of the speed (a linear layer's weight [out, in] as
+  // the rhs: 3-7x slower for 8 to 64 rows). When it lies for the other side
+  // the operands swap and the result, smaller than that operand, is
+  // transposed back; the barrier keeps XLA from folding the transpose into
+  // the dot again. Operands of like size (training's products) are left as
+  // written: there the layouts cost about the same.
   const int64_t nb = static_cast<int64_t>(xb.size());
   if (xc.size() == 1 && yc.size() == 1 && x.rank() == nb + 2 && y.rank() == nb + 2) {
     int64_t batch = 1;
     for (int64_t d : xb) batch *= x.shape()[d];
     const int64_t k = x.shape()[xc[0]], nx = shlo::numel(x.shape()), ny = shlo::numel(y.shape());
     const bool y_larger = ny > nx;
-    if (batch > 0 && k > 0 && (nx / k) * (ny / k) / batch < std::max(nx, ny)) {
+    const int64_t larger = std::max(nx, ny), smaller = std::min(nx, ny);
+    if (batch > 0 && k > 0 && larger >= 4 * smaller && (nx / k) * (ny / k) / batch < larger) {
       const Side side = y_larger ? stored_side(b, y, yb, yc[0]) : stored_side(b, x, xb, xc[0]);
       if (side == (y_larger ? Side::kLhs : Side::kRhs)) {
         std::vector<int64_t> back;  // [batch, y free, x free] -> [batch, x free, y free]
