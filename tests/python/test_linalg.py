@@ -383,6 +383,18 @@ def test_grouped_mm(case, dtype):
     assert_close(bt.grad.float(), bc.grad.to(dtype).float(), atol=tol * 8, rtol=tol)
 
 
+def test_grouped_mm_rows_in_many_tiles():
+    # Grouped rows walk the groups in tiles of rows: groups larger than a
+    # tile, empty ones, and rows past the last offset (zero).
+    rows, g = 300, 12
+    offs = _offs(rows - random.randint(0, 40), g)
+    offs[random.randrange(g - 1)] = offs[0]  # an empty group somewhere (sorted stays sorted)
+    offs = offs.sort().values
+    a, b = torch.randn(rows, 24), torch.randn(g, 24, 10)
+    out = torch._grouped_mm(a.to(TPU), b.to(TPU), offs.to(TPU))
+    assert_close(out, _grouped_ref(a, b, offs), **F32)
+
+
 def test_grouped_mm_out_dtype_and_errors():
     a, b = torch.randn(8, 16, dtype=torch.bfloat16), torch.randn(2, 16, 8, dtype=torch.bfloat16)
     offs = torch.tensor([3, 8], dtype=torch.int32)

@@ -8,6 +8,7 @@
 
 #include "aten/library.h"
 #include "aten/tensor.h"
+#include "ops/linalg/grouped_mm.h"
 #include "ops/moe/moe.h"
 
 namespace tpu {
@@ -57,7 +58,7 @@ at::Tensor moe_experts(const at::Tensor& hidden, const at::Tensor& index, const 
   std::string act(act_name);
   check_args(hidden, index, weights, gate_up, down, act, in_out);
   at::Device device = common_device({&hidden, &index, &weights, &gate_up, &down});
-  int64_t tile = ops::moe_tile_rows(index.numel(), gate_up.size(0));
+  int64_t tile = ops::group_tile_rows(index.numel(), gate_up.size(0));
   engine::Ref r = op1(
       "moe_experts", {read(hidden), read(index), read(weights), read(gate_up), read(down)}, type_of(hidden),
       [](shlo::Builder& b, const std::vector<shlo::Value>& in, Activation a, bool in_out, int64_t tile) {

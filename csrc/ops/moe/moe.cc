@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "ops/linalg/grouped_mm.h"
 #include "ops/linalg/linalg.h"
 
 namespace ops {
@@ -19,9 +20,6 @@ using Vals = std::vector<Value>;
 
 Value i32(Builder& b, int64_t v) { return b.constant(DType::S32, static_cast<double>(v)); }
 
-// Element `i` (a 0-d S32 value) of a 1-D value, as a 0-d value.
-Value at(Builder& b, Value v, Value i) { return b.reshape(b.dynamic_slice(v, {i}, {1}), {}); }
-
 // Rows of x ([N, C]) picked by a 1-D S32 index vector.
 Value take_rows(Builder& b, Value x, Value rows) {
   int64_t n = rows.shape()[0], c = x.shape()[1];
@@ -32,13 +30,6 @@ Value take_rows(Builder& b, Value x, Value rows) {
 // Rounds an accumulated value to the layer's dtype and back, as the CPU's
 // separate ops round each result.
 Value round_to(Builder& b, Value x, DType t) { return x.dtype() == t ? x : b.convert(b.convert(x, t), x.dtype()); }
-
-Vals run(Builder& b, const Vals& init, const shlo::RegionFn& cond, const shlo::RegionFn& body) {
-  std::vector<Type> types;
-  for (const Value& v : init) types.push_back(v.type);
-  std::string c = b.region(types, cond), r = b.region(types, body);
-  return b.op("stablehlo.while", init, types, "", {c, r});
-}
 
 // Whether each expert id lies in [0, experts).
 Value in_range(Builder& b, Value id, int64_t experts) {
@@ -92,23 +83,14 @@ Value one_token(Builder& b, Value hidden, Value top_k_index, Value top_k_weights
 
 }  // namespace
 
-int64_t moe_tile_rows(int64_t pairs, int64_t experts) {
-  int64_t mean = (pairs + experts - 1) / std::max<int64_t>(experts, 1);
-  int64_t tile = 8;
-  while (tile < mean && tile < 256) tile *= 2;
-  return tile;
-}
-
 Value moe_experts(Builder& b, Value hidden, Value top_k_index, Value top_k_weights, Value gate_up, Value down,
                   Activation act, bool in_out, int64_t tile) {
   const DType dt = hidden.dtype(), acc = accumulate_dtype(dt);
   const int64_t tokens = hidden.shape()[0], h = hidden.shape()[1], k = top_k_index.shape()[1];
   if (tokens == 1) return one_token(b, hidden, top_k_index, top_k_weights, gate_up, down, act, in_out);
-  const int64_t experts = gate_up.shape()[0], inter = gate_up.shape()[in_out ? 2 : 1] / 2, pairs = tokens * k;
+  const int64_t experts = gate_up.shape()[0], pairs = tokens * k;
   // The contracted dim of each expert matrix: its input features.
   const int64_t w_in = in_out ? 0 : 1;
-  const shlo::Shape w1_shape = in_out ? shlo::Shape{h, 2 * inter} : shlo::Shape{2 * inter, h};
-  const shlo::Shape w2_shape = in_out ? shlo::Shape{inter, h} : shlo::Shape{h, inter};
   const Type s32{DType::S32, {pairs}};
 
   // Each pair's expert; ids outside [0, experts) become `experts`, which
@@ -128,51 +110,19 @@ Value moe_experts(Builder& b, Value hidden, Value top_k_index, Value top_k_weigh
   Value starts = b.reduce(b.select(before, b.broadcast_in_dim(counts, ee, {1}), b.constant(DType::S32, 0, ee)),
                           i32(b, 0), {1}, "add");
 
-  // The experts that have rows, ascending, and how many: only they are
-  // visited, so an idle expert's weights are never sliced (at decode's few
-  // tokens most experts are idle). Ascending order keeps a tile's spill
-  // into the next expert's rows overwritten by that expert.
-  const Type se{DType::S32, {experts}};
-  Value idle = b.compare(Cmp::EQ, counts, b.constant(DType::S32, 0, {experts}));
-  Value active = b.sort({b.convert(idle, DType::S32), b.iota(se, 0)}, 0,
-                        [](Builder& r, const Vals& a) { return Vals{r.compare(Cmp::LT, a[0], a[1])}; })[1];
-  Value n_active = b.reduce(b.convert(b.op1("stablehlo.not", {idle}, Type{DType::PRED, {experts}}), DType::S32),
-                            i32(b, 0), {0}, "add");
-
-  // The sorted pairs' inputs, with one tile of zero rows after them so the
-  // last tile of the last expert never reaches past the end (a clamped
-  // window would overwrite rows already written).
+  // The sorted pairs' inputs, then one tile of zero rows (group_tiles), each
+  // expert's rows through its matrices: an idle expert's weights are never
+  // read (at decode's few tokens most experts are idle).
   Value token_of = b.div(perm, b.constant(DType::S32, static_cast<double>(k), {pairs}));
   Value xs = b.pad(take_rows(b, hidden, token_of), b.zero(dt), {0, 0}, {tile, 0}, {0, 0});
-  Value ys = b.constant(dt, 0, {pairs + tile, h});
-
-  // The active experts in order, each one's rows in tiles: a tile's rows
-  // past the expert's count belong to a later expert (or the padding) and
-  // are written again by it.
-  Vals outer = run(
-      b, {i32(b, 0), ys, xs, gate_up, down, counts, starts, active, n_active},
-      [](Builder& r, const Vals& s) { return Vals{r.compare(Cmp::LT, s[0], s[8])}; },
-      [&](Builder& r, const Vals& s) {
-        Value e = at(r, s[7], s[0]), n = at(r, s[5], e), first = at(r, s[6], e), zero = i32(r, 0);
-        Value w1 = r.reshape(r.dynamic_slice(s[3], {e, zero, zero}, {1, w1_shape[0], w1_shape[1]}), w1_shape);
-        Value w2 = r.reshape(r.dynamic_slice(s[4], {e, zero, zero}, {1, w2_shape[0], w2_shape[1]}), w2_shape);
-        Vals inner = run(
-            r, {zero, s[1], s[2], w1, w2, n, first},
-            [tile](Builder& q, const Vals& t) { return Vals{q.compare(Cmp::LT, q.mul(t[0], i32(q, tile)), t[5])}; },
-            [&](Builder& q, const Vals& t) {
-              Value row = q.add(t[6], q.mul(t[0], i32(q, tile))), col = i32(q, 0);
-              Value x = q.dynamic_slice(t[2], {row, col}, {tile, h});
-              Value y = expert_ffn(q, x, t[3], t[4], act, w_in, {});  // [tile, H]
-              return Vals{
-                  q.add(t[0], i32(q, 1)), q.dynamic_update_slice(t[1], y, {row, col}), t[2], t[3], t[4], t[5], t[6]};
-            });
-        return Vals{r.add(s[0], i32(r, 1)), inner[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]};
-      });
+  Value ys = group_tiles(b, xs, counts, starts, {gate_up, down}, tile, h, dt, [&](Builder& q, Value x, const Vals& w) {
+    return expert_ffn(q, x, w[0], w[1], act, w_in, {});
+  });
 
   // Weighted by each pair's routing weight (a sentinel pair's row is
   // dropped, not multiplied: its tile may hold anything), back in the
   // pairs' original order, summed over each token's choices.
-  Value rows = b.slice(outer[1], {0, 0}, {pairs, h}, {1, 1});
+  Value rows = b.slice(ys, {0, 0}, {pairs, h}, {1, 1});
   Value w = b.reshape(top_k_weights, {pairs, 1});
   Value ws = take_rows(b, w, perm);  // [pairs, 1]
   Value weighted = b.mul(b.convert(rows, acc), b.broadcast_in_dim(b.convert(ws, acc), {pairs, h}, {0, 1}));

@@ -2,10 +2,10 @@
 // pair is sorted by expert, each active expert's weights are read once for
 // all of its rows, and the weighted results are summed back per token.
 //
-// Static shapes and data-dependent groups meet in a loop: the program walks
-// the experts, and for each walks its sorted rows in tiles of `tile` rows
-// (a loop that runs zero times for an idle expert), so the work done follows
-// the routing, not experts x tokens as a masked dense product would. Pairs
+// Static shapes and data-dependent groups meet in a loop (group_tiles in
+// ops/linalg/grouped_mm.h): the program walks the experts that have rows,
+// and for each its sorted rows in tiles of `tile` rows, so the work done
+// follows the routing, not experts x tokens as a masked dense product would. Pairs
 // routed to an id outside [0, experts) (expert parallelism's sentinel for
 // an expert held elsewhere) contribute nothing. A single token's choices are
 // distinct experts: it gathers their matrices and needs no sort or loop.
@@ -28,9 +28,5 @@ namespace ops {
 // projection is rounded to the input dtype, as PyTorch's layers round.
 shlo::Value moe_experts(shlo::Builder& b, shlo::Value hidden, shlo::Value top_k_index, shlo::Value top_k_weights,
                         shlo::Value gate_up, shlo::Value down, Activation act, bool in_out, int64_t tile);
-
-// Rows per tile for `pairs` (token, choice) pairs over `experts`: about the
-// mean rows an expert gets, a power of two within [8, 256].
-int64_t moe_tile_rows(int64_t pairs, int64_t experts);
 
 }  // namespace ops

@@ -80,6 +80,11 @@ def roofline(cfg, batch, bandwidth, flops_rate):
 def bench_moe(batches, caches, new_tokens, repeats):
     from transformers import Qwen3MoeConfig, Qwen3MoeForCausalLM
     _register_kept_grouped_mm()
+    # Each side and batch is its own compiled variant of the model's forward
+    # (Dynamo guards on the experts implementation and the shapes); past
+    # Dynamo's default limit of 8 the later sides would silently run eagerly.
+    import torch._dynamo
+    torch._dynamo.config.recompile_limit = max(torch._dynamo.config.recompile_limit, 64)
     torch.manual_seed(0)
     cfg = dict(CONFIG)
     base = Qwen3MoeForCausalLM(Qwen3MoeConfig(**cfg, eos_token_id=None)).eval()
