@@ -37,12 +37,18 @@ Value slice_of(Builder& b, Value w, Value g) {
   return b.reshape(b.dynamic_slice(w, at, size), rest);
 }
 
+// Where each group starts: 0, then the previous group's end.
+Value group_starts(Builder& b, Value ends) {
+  int64_t g = ends.shape()[0];
+  Value starts = b.constant(ends.dtype(), 0, {1});
+  if (g > 1) starts = b.concatenate({starts, b.slice(ends, {0}, {g - 1}, {1})}, 0);
+  return starts;
+}
+
 // [G, L] predicate: position i belongs to group g (offs[g-1] <= i < offs[g]).
 Value group_mask(Builder& b, Value offs, int64_t length) {
   int64_t g = offs.shape()[0];
-  Value ends = b.convert(offs, DType::S64);
-  Value starts = b.constant(DType::S64, 0, {1});
-  if (g > 1) starts = b.concatenate({starts, b.slice(ends, {0}, {g - 1}, {1})}, 0);
+  Value ends = b.convert(offs, DType::S64), starts = group_starts(b, ends);
   shlo::Shape s{g, length};
   Value idx = b.iota(shlo::Type{DType::S64, s}, 1);
   Value ge = b.compare(shlo::Cmp::GE, idx, b.broadcast_in_dim(starts, s, {0}));
@@ -64,9 +70,7 @@ Value masked(Builder& b, Value x, const std::vector<int64_t>& x_dims, Value mask
 Value rows_grouped(Builder& b, Value a, Value m, Value offs) {
   const int64_t rows = a.shape()[0], g = m.shape()[0], n = m.shape()[2];
   const int64_t tile = group_tile_rows(rows, g);
-  Value ends = b.convert(offs, DType::S32);
-  Value starts = b.constant(DType::S32, 0, {1});
-  if (g > 1) starts = b.concatenate({starts, b.slice(ends, {0}, {g - 1}, {1})}, 0);
+  Value ends = b.convert(offs, DType::S32), starts = group_starts(b, ends);
   // Offsets outside [0, rows] select no row there: clamped, a group's
   // count never negative.
   Value lo = i32(b, 0), hi = i32(b, rows);
