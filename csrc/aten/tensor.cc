@@ -103,9 +103,7 @@ std::string g_platform_override;
 std::atomic<int> g_f64{-1};  // -1: not yet known
 }  // namespace
 
-bool f64_supported() {
-  int v = g_f64.load(std::memory_order_relaxed);
-  if (v >= 0) return v;
+std::string platform() {
   std::string p;
   {
     std::lock_guard<std::mutex> g(g_platform_mu);
@@ -113,7 +111,13 @@ bool f64_supported() {
   }
   if (p.empty()) p = guarded("starting the PJRT runtime", [] { return &engine::Runtime::get(); })->client().platform();
   for (char& c : p) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  v = p != "tpu";
+  return p;
+}
+
+bool f64_supported() {
+  int v = g_f64.load(std::memory_order_relaxed);
+  if (v >= 0) return v;
+  v = platform() != "tpu";
   g_f64.store(v, std::memory_order_relaxed);
   return v;
 }
@@ -256,6 +260,32 @@ engine::Ref read(const at::Tensor& t) {
 
 engine::Ref read_as(const at::Tensor& t, shlo::DType dtype) { return cast(read(t), dtype); }
 
+engine::Ref read_copied(const at::Tensor& t) {
+  if (t.device().type() != c10::DeviceType::PrivateUse1 || engine::tracing()) return read(t);
+  StorageState& s = state_of(t);
+  const engine::Ref& now = s.value();
+  if (!now) return read(t);
+  ViewCopy* c = s.view_copy.get();
+  const bool same = c && c->of.lock() == now.node && c->index == now.index && c->dtype == t.scalar_type() &&
+                    c->offset == t.storage_offset() && t.sizes().equals(c->sizes) && t.strides().equals(c->strides);
+  if (!same) {
+    s.view_copy = std::make_unique<ViewCopy>();
+    c = s.view_copy.get();
+    c->of = now.node;
+    c->index = now.index;
+    c->dtype = t.scalar_type();
+    c->offset = t.storage_offset();
+    c->sizes.assign(t.sizes().begin(), t.sizes().end());
+    c->strides.assign(t.strides().begin(), t.strides().end());
+  }
+  if (c->copy) return c->copy->value;
+  if (++c->reads < 2) return read(t);
+  c->copy = std::make_shared<engine::Slot>();
+  c->copy->value = read(t);
+  guarded("running an op", [&] { engine::commit(c->copy); });
+  return c->copy->value;
+}
+
 void write(const at::Tensor& t, engine::Ref v) {
   TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "write() target must be a tpu tensor");
   shlo::DType d = to_shlo(t.scalar_type());
@@ -283,6 +313,7 @@ void write(const at::Tensor& t, engine::Ref v) {
   }
   engine::place(next, t.device().index());
   s.value() = next;
+  s.view_copy.reset();
   guarded("running an op", [&] { engine::commit(s.slot); });
 }
 

@@ -13,12 +13,29 @@
 
 namespace tpu {
 
+// One view of a storage's content read again and again (read_copied): the
+// content it was read from, weakly (a copy never keeps replaced content
+// alive), the view, how often it was read, and once read twice a dense
+// copy of it in its own cell, which the modes compute and keep as they
+// keep a storage's value.
+struct ViewCopy {
+  std::weak_ptr<engine::Node> of;
+  int index = 0;
+  at::ScalarType dtype = at::kFloat;
+  int64_t offset = 0;
+  std::vector<int64_t> sizes, strides;
+  int reads = 0;
+  std::shared_ptr<engine::Slot> copy;
+};
+
 struct StorageState {
   // The current content: a flat 1-D value, empty until first written
   // (reads as zeros). A shared cell so the fused mode can find it.
   std::shared_ptr<engine::Slot> slot = std::make_shared<engine::Slot>();
   size_t nbytes = 0;
   engine::Ref& value() { return slot->value; }
+  // See read_copied; dropped on write() and with the storage.
+  std::unique_ptr<ViewCopy> view_copy;
 };
 
 StorageState& state_of(const at::Tensor& t);
@@ -28,6 +45,9 @@ StorageState& state_of(const at::Tensor& t);
 shlo::DType to_shlo(at::ScalarType t);
 at::ScalarType to_torch(shlo::DType t);
 
+// The plugin's platform, lowercased ("cpu", "cuda", "tpu"), or the override
+// below.
+std::string platform();
 // Whether the device holds float64 / complex128 (XLA:CPU and GPUs do, TPUs
 // do not). The platform can be overridden to test the TPU rules anywhere.
 bool f64_supported();
@@ -45,6 +65,13 @@ engine::Ref complex_scalar(c10::complex<double> v, shlo::DType d);
 engine::Ref read(const at::Tensor& t);
 // Same, converted to dtype.
 engine::Ref read_as(const at::Tensor& t, shlo::DType dtype);
+// Same value as read(t), for a view whose layout makes its readers slow (a
+// weight's transpose in a matrix product): from its second read of one
+// storage content on, it comes from a dense copy made once, kept with the
+// storage until its content changes. A storage keeps one such view; content
+// read once (an activation) is never copied. Not while tracing a compiled
+// graph, whose inputs change per call.
+engine::Ref read_copied(const at::Tensor& t);
 // Stores v (shape t.sizes(), any dtype: converted to t's) into t's view.
 void write(const at::Tensor& t, engine::Ref v);
 // A new contiguous tpu tensor holding v.

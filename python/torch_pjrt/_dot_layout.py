@@ -9,7 +9,8 @@ in] is the faster of the two. Other plugins choose layouts themselves.
 Inference reads such weights from an [in, out] copy made once per weight and
 version (an optimizer step or an in-place load makes a new one) and dropped
 with the weight: the torch.compile backend for matmuls of many rows, the MoE
-kernel for its expert tensors.
+kernel for its expert tensors. Eager mm and addmm make their own copies in
+C++ (read_copied in csrc/aten/tensor.h).
 """
 import weakref
 

@@ -6,6 +6,8 @@ import pytest
 import torch
 import torch.nn.functional as F
 
+import torch_pjrt
+
 from conftest import TPU, assert_close, check, to_tpu
 
 # Products sum in a different order than the CPU's BLAS.
@@ -307,6 +309,73 @@ def test_few_rows_against_a_large_operand(dtype, rows):
           torch.randn(3, 96, 40).to(dtype), **kw)
     if dtype == torch.float32:
         grads_match(lambda a, b: F.linear(a, b), x, w)
+
+
+def test_inference_reads_a_transposed_weight_from_a_copy_of_its_content():
+    # In inference, a weight read transposed by products of many rows
+    # (nn.Linear: x @ W.T) is read from its second read on from a dense copy
+    # (on XLA:CPU, where that layout is faster), until its content changes.
+    w_cpu, x_cpu, bias_cpu = torch.randn(96, 40), torch.randn(32, 40), torch.randn(96)
+    w, x, bias = w_cpu.to(TPU), x_cpu.to(TPU), bias_cpu.to(TPU)
+
+    def same(tpu_fn, cpu_fn):
+        for _ in range(3):
+            assert_close(tpu_fn(), cpu_fn(), **F32)
+
+    with torch.no_grad():
+        same(lambda: F.linear(x, w), lambda: F.linear(x_cpu, w_cpu))
+        same(lambda: F.linear(x, w, bias), lambda: F.linear(x_cpu, w_cpu, bias_cpu))
+        w.mul_(2)  # in place: the copy of the old content must not answer
+        w_cpu.mul_(2)
+        same(lambda: F.linear(x, w), lambda: F.linear(x_cpu, w_cpu))
+        fresh = torch.randn(96, 40)
+        w.copy_(fresh.to(TPU))  # as load_state_dict writes
+        w_cpu.copy_(fresh)
+        same(lambda: F.linear(x, w), lambda: F.linear(x_cpu, w_cpu))
+        # Another view of the same storage, alternating with the first.
+        for _ in range(2):
+            same(lambda: x[:, :24] @ w[:, :24].T, lambda: x_cpu[:, :24] @ w_cpu[:, :24].T)
+            same(lambda: F.linear(x, w), lambda: F.linear(x_cpu, w_cpu))
+    # A weight that trains is read as it is: each step sees the last update.
+    lin = torch.nn.Linear(40, 96).to(TPU)
+    ref = torch.nn.Linear(40, 96)
+    ref.load_state_dict({k: v.cpu() for k, v in lin.state_dict().items()})
+    for m in (lin, ref):
+        opt = torch.optim.SGD(m.parameters(), lr=0.1)
+        for _ in range(3):
+            opt.zero_grad()
+            m(x if m is lin else x_cpu).square().mean().backward()
+            opt.step()
+    assert_close(lin.weight, ref.weight, **F32)
+
+
+@pytest.mark.skipif(torch_pjrt.runtime_info().get("platform") != "cpu", reason="the copy is made on XLA:CPU only")
+def test_the_weight_copy_lives_with_the_weight_content():
+    w, x = torch.randn(300, 200, device=TPU), torch.randn(64, 200, device=TPU)
+    one_row = x[:1]
+    nbytes = w.numel() * 4
+
+    def allocated():
+        torch.tpu.synchronize()
+        return torch.tpu.memory_allocated()
+
+    with torch.no_grad():
+        before = allocated()
+        for _ in range(3):
+            one_row @ w.T  # one row: read as it is, no copy
+        assert allocated() - before < nbytes
+        x @ w.T  # a first read may be an activation's only one: no copy yet
+        assert allocated() - before < nbytes
+        for _ in range(2):
+            x @ w.T
+        assert allocated() - before >= nbytes
+        w.add_(1)  # the content changes: the copy goes
+        assert allocated() - before < nbytes
+        for _ in range(2):
+            x @ w.T
+        assert allocated() - before >= nbytes
+    del w
+    assert allocated() < before
 
 
 # ---------------------------------------------------------------- cross product

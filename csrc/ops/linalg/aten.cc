@@ -43,6 +43,25 @@ void check_expandable(const at::Tensor& self, at::IntArrayRef to) {
   (void)at::inferExpandGeometry_dimvector(self.sizes(), self.strides(), to);
 }
 
+// XLA:CPU multiplies many rows by a matrix stored [in, out] faster than by
+// the transpose of one stored [out, in], as nn.Linear keeps its weight and
+// reads it (weight.t()): at 1 thread, 64 x 512 x 32000 in 13.6 ms against
+// 19.5 and 64 x 512 x 1408 in 0.72 against 1.63; for a few rows the
+// transpose is as fast or faster. In inference such a right operand is read
+// from a dense copy (read_copied: one per weight and content, none for an
+// activation); a weight that trains changes each step and is read as it is.
+constexpr int64_t kManyRows = 16;
+
+engine::Ref read_right(const at::Tensor& lhs, const at::Tensor& rhs) {
+  const bool transposed =
+      rhs.dim() == 2 && rhs.size(0) > 1 && rhs.size(1) > 1 && rhs.stride(0) == 1 && rhs.stride(1) >= rhs.size(0);
+  const bool trains = at::GradMode::is_enabled() && rhs.requires_grad();
+  if (transposed && !trains && lhs.dim() == 2 && lhs.size(0) >= kManyRows && rhs.is_privateuseone() &&
+      platform() == "cpu")
+    return read_copied(rhs);
+  return read(rhs);
+}
+
 // ---- mm, bmm, addmm, baddbmm, addmv (structured)
 
 struct Mm {
@@ -51,7 +70,7 @@ struct Mm {
     check_product_dtype("mm", self);
     TORCH_CHECK(self.scalar_type() == mat2.scalar_type(),
                 "expected m1 and m2 to have the same dtype, but got: ", self.dtype(), " != ", mat2.dtype());
-    write_all({out}, "mm", {read(self), read(mat2)},
+    write_all({out}, "mm", {read(self), read_right(self, mat2)},
               [](Builder& b, const Vals& v) { return Vals{ops::mm(b, v[0], v[1])}; });
   }
 };
@@ -76,7 +95,7 @@ struct Addmm {
     check_product_dtype("addmm", m1);
     check_expandable(self, out.sizes());
     auto ba = beta_alpha(m1, beta, alpha);
-    write_all({out}, "addmm", {read(self), read(m1), read(m2), ba[0], ba[1]},
+    write_all({out}, "addmm", {read(self), read(m1), read_right(m1, m2), ba[0], ba[1]},
               [](Builder& b, const Vals& v) { return Vals{ops::addmm(b, v[0], v[1], v[2], v[3], v[4])}; });
   }
 };
