@@ -260,11 +260,11 @@ engine::Ref read(const at::Tensor& t) {
 
 engine::Ref read_as(const at::Tensor& t, shlo::DType dtype) { return cast(read(t), dtype); }
 
-engine::Ref read_copied(const at::Tensor& t) {
-  if (t.device().type() != c10::DeviceType::PrivateUse1 || engine::tracing()) return read(t);
+std::optional<engine::Ref> dense_copy(const at::Tensor& t) {
+  if (t.device().type() != c10::DeviceType::PrivateUse1 || engine::tracing()) return std::nullopt;
   StorageState& s = state_of(t);
   const engine::Ref& now = s.value();
-  if (!now) return read(t);
+  if (!now) return std::nullopt;
   ViewCopy* c = s.view_copy.get();
   const bool same = c && c->of.lock() == now.node && c->index == now.index && c->dtype == t.scalar_type() &&
                     c->offset == t.storage_offset() && t.sizes().equals(c->sizes) && t.strides().equals(c->strides);
@@ -279,7 +279,7 @@ engine::Ref read_copied(const at::Tensor& t) {
     c->strides.assign(t.strides().begin(), t.strides().end());
   }
   if (c->copy) return c->copy->value;
-  if (++c->reads < 2) return read(t);
+  if (++c->reads < 2) return std::nullopt;
   c->copy = std::make_shared<engine::Slot>();
   c->copy->value = read(t);
   guarded("running an op", [&] { engine::commit(c->copy); });

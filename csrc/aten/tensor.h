@@ -6,6 +6,8 @@
 
 #include <ATen/ATen.h>
 
+#include <optional>
+
 #include "engine/graph.h"
 #include "engine/mode.h"
 #include "engine/op.h"
@@ -13,7 +15,7 @@
 
 namespace tpu {
 
-// One view of a storage's content read again and again (read_copied): the
+// One view of a storage's content read again and again (dense_copy): the
 // content it was read from, weakly (a copy never keeps replaced content
 // alive), the view, how often it was read, and once read twice a dense
 // copy of it in its own cell, which the modes compute and keep as they
@@ -34,7 +36,7 @@ struct StorageState {
   std::shared_ptr<engine::Slot> slot = std::make_shared<engine::Slot>();
   size_t nbytes = 0;
   engine::Ref& value() { return slot->value; }
-  // See read_copied; dropped on write() and with the storage.
+  // See dense_copy; dropped on write() and with the storage.
   std::unique_ptr<ViewCopy> view_copy;
 };
 
@@ -65,13 +67,14 @@ engine::Ref complex_scalar(c10::complex<double> v, shlo::DType d);
 engine::Ref read(const at::Tensor& t);
 // Same, converted to dtype.
 engine::Ref read_as(const at::Tensor& t, shlo::DType dtype);
-// Same value as read(t), for a view whose layout makes its readers slow (a
-// weight's transpose in a matrix product): from its second read of one
-// storage content on, it comes from a dense copy made once, kept with the
-// storage until its content changes. A storage keeps one such view; content
-// read once (an activation) is never copied. Not while tracing a compiled
-// graph, whose inputs change per call.
-engine::Ref read_copied(const at::Tensor& t);
+// For a view whose layout makes its readers slow (a weight's transpose in a
+// matrix product): read(t)'s value from a dense copy, from the view's second
+// read of one storage content on (the call counts the reads); nothing before
+// that, so content read once (an activation) is never copied, nor content
+// that changes between reads (a weight that trains). The copy is kept with
+// the storage until its content changes; a storage keeps one such view.
+// Nothing while tracing a compiled graph, whose inputs change per call.
+std::optional<engine::Ref> dense_copy(const at::Tensor& t);
 // Stores v (shape t.sizes(), any dtype: converted to t's) into t's view.
 void write(const at::Tensor& t, engine::Ref v);
 // A new contiguous tpu tensor holding v.

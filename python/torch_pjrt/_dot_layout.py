@@ -8,9 +8,9 @@ the 8-row tiles of the MoE kernel; for one row, as in batch-1 decoding, [out,
 in] is the faster of the two. Other plugins choose layouts themselves.
 Inference reads such weights from an [in, out] copy made once per weight and
 version (an optimizer step or an in-place load makes a new one) and dropped
-with the weight: the torch.compile backend for matmuls of many rows, the MoE
-kernel for its expert tensors. Eager mm and addmm make their own copies in
-C++ (read_copied in csrc/aten/tensor.h).
+with the weight: here, the torch.compile backend's, for matmuls of many rows
+and the MoE kernel's expert tensors as graph inputs; eager mm, addmm and the
+MoE kernel make theirs in C++ (dense_copy in csrc/aten/tensor.h).
 """
 import weakref
 

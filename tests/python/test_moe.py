@@ -52,6 +52,30 @@ def test_experts_match_a_per_pair_loop(shape, in_out):
     assert_close(run(*args, in_out=in_out), per_pair(*args), atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.parametrize("tokens", [1, 24])
+def test_repeated_calls_follow_the_expert_weights(tokens):
+    # Read again with one content, the expert tensors come from [in, out]
+    # copies on XLA:CPU (dense_copy); an in-place change must reach the
+    # next call, and a second layer's tensors get copies of their own.
+    x, index, weights, gate_up, down = layer(tokens, 32, 8, 6, 2)
+    dev = [t.to(TPU) for t in (x, index, weights, gate_up, down)]
+    other = [t.to(TPU) for t in layer(tokens, 32, 8, 6, 2)[3:]]
+
+    def call(gu, dn):
+        return torch.ops.torch_pjrt.moe_experts(*dev[:3], gu, dn, "silu", False)
+
+    with torch.no_grad():
+        for _ in range(3):
+            assert_close(call(dev[3], dev[4]), per_pair(x, index, weights, gate_up, down), atol=1e-5, rtol=1e-5)
+            assert_close(call(*other), per_pair(x, index, weights, *[t.cpu() for t in other]), atol=1e-5, rtol=1e-5)
+        dev[3].mul_(-0.5)
+        dev[4][1:].add_(0.25)
+        gate_up.mul_(-0.5)
+        down[1:].add_(0.25)
+        for _ in range(3):
+            assert_close(call(dev[3], dev[4]), per_pair(x, index, weights, gate_up, down), atol=1e-5, rtol=1e-5)
+
+
 @pytest.mark.parametrize("act", sorted(ACTS))
 def test_activations(act):
     args = layer(9, 16, 8, 4, 2)

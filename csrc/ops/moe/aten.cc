@@ -59,8 +59,25 @@ at::Tensor moe_experts(const at::Tensor& hidden, const at::Tensor& index, const 
   check_args(hidden, index, weights, gate_up, down, act, in_out);
   at::Device device = common_device({&hidden, &index, &weights, &gate_up, &down});
   int64_t tile = ops::group_tile_rows(index.numel(), gate_up.size(0));
+  // XLA:CPU multiplies the expert tiles fastest with the matrices stored
+  // [in, out] (the in_out form): on that plugin, [out, in] expert tensors
+  // read again with the same content (inference) come from dense copies of
+  // their transposes, as eager products read weights (dense_copy).
+  engine::Ref gu, dn;
+  if (!in_out && platform() == "cpu") {
+    std::optional<engine::Ref> g = dense_copy(gate_up.transpose(1, 2)), d = dense_copy(down.transpose(1, 2));
+    if (g && d) {
+      gu = *g;
+      dn = *d;
+      in_out = true;
+    }
+  }
+  if (!gu) {
+    gu = read(gate_up);
+    dn = read(down);
+  }
   engine::Ref r = op1(
-      "moe_experts", {read(hidden), read(index), read(weights), read(gate_up), read(down)}, type_of(hidden),
+      "moe_experts", {read(hidden), read(index), read(weights), gu, dn}, type_of(hidden),
       [](shlo::Builder& b, const std::vector<shlo::Value>& in, Activation a, bool in_out, int64_t tile) {
         return std::vector<shlo::Value>{ops::moe_experts(b, in[0], in[1], in[2], in[3], in[4], a, in_out, tile)};
       },

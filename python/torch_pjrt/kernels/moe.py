@@ -22,8 +22,6 @@ training steps give transformers' gradients.
 """
 import torch
 
-from .. import _dot_layout
-
 # Whether "grouped_mm" / "batched_mm" on tpu run the kernel (see
 # torch_pjrt.kernels.standard_only).
 substitute = True
@@ -114,13 +112,10 @@ def tpu_experts_forward(self, hidden_states, top_k_index, top_k_weights):
     act = _kernel_activation(self) if hidden_states.device.type == "tpu" else None
     if act is None:
         return hf_moe.grouped_mm_experts_forward(self, hidden_states, top_k_index, top_k_weights)
-    gate_up, down, in_out = self.gate_up_proj, self.down_proj, bool(getattr(self, "is_transposed", False))
-    if (not in_out and not torch.compiler.is_compiling() and _dot_layout.applies()
-            and not (torch.is_grad_enabled() and gate_up.requires_grad)):
-        # Eager inference on XLA:CPU: the expert tensors as [in, out] copies
-        # (a compiled graph reads them as they are).
-        gate_up, down, in_out = _dot_layout.in_out(gate_up), _dot_layout.in_out(down), True
-    return moe_experts(hidden_states, top_k_index, top_k_weights, gate_up, down, act, in_out)
+    # (Eager on XLA:CPU the op reads [out, in] expert tensors from [in, out]
+    # copies itself; a compiled graph gets them as inputs, see compiler.py.)
+    in_out = bool(getattr(self, "is_transposed", False))
+    return moe_experts(hidden_states, top_k_index, top_k_weights, self.gate_up_proj, self.down_proj, act, in_out)
 
 
 def _substituting(standard):
