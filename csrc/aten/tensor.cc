@@ -262,6 +262,10 @@ engine::Ref read_as(const at::Tensor& t, shlo::DType dtype) { return cast(read(t
 
 std::optional<engine::Ref> dense_copy(const at::Tensor& t) {
   if (t.device().type() != c10::DeviceType::PrivateUse1 || engine::tracing()) return std::nullopt;
+  // Threads may read one weight at once (a model serving two requests):
+  // reading never mutated a storage before, this does.
+  static std::mutex mu;
+  std::lock_guard<std::mutex> lock(mu);
   StorageState& s = state_of(t);
   const engine::Ref& now = s.value();
   if (!now) return std::nullopt;
