@@ -44,6 +44,11 @@ py::dict runtime_info() {
     d["num_nodes"] = cfg.num_nodes;
   }
   for (const auto& [k, v] : rt.api().attributes()) d[py::str(k)] = v;
+  // Native functions programs may call (XLA:CPU), with their call counts.
+  py::dict native;
+  if (engine::Runtime::get().native_functions())
+    for (const engine::NativeFunction& f : engine::native_function_list()) native[py::str(f.name)] = f.calls();
+  d["native_functions"] = native;
   return d;
 }
 

@@ -114,6 +114,11 @@ std::string platform() {
   return p;
 }
 
+bool native_functions() {
+  return platform() == "cpu" &&
+         guarded("starting the PJRT runtime", [] { return &engine::Runtime::get(); })->native_functions();
+}
+
 bool f64_supported() {
   int v = g_f64.load(std::memory_order_relaxed);
   if (v >= 0) return v;

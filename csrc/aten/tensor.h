@@ -50,6 +50,9 @@ at::ScalarType to_torch(shlo::DType t);
 // The plugin's platform, lowercased ("cpu", "cuda", "tpu"), or the override
 // below.
 std::string platform();
+// Whether programs may call the engine's native functions (XLA:CPU took
+// them; engine::add_native_function): false under a platform override.
+bool native_functions();
 // Whether the device holds float64 / complex128 (XLA:CPU and GPUs do, TPUs
 // do not). The platform can be overridden to test the TPU rules anywhere.
 bool f64_supported();

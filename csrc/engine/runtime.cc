@@ -3,6 +3,7 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -18,7 +19,19 @@ namespace {
 std::mutex g_init_mu;
 Config g_cfg;
 Runtime* g_runtime = nullptr;
+
+std::vector<NativeFunction>& native_functions_added() {
+  static std::vector<NativeFunction> list;
+  return list;
+}
 }  // namespace
+
+int add_native_function(const NativeFunction& f) {
+  native_functions_added().push_back(f);
+  return 0;
+}
+
+const std::vector<NativeFunction>& native_function_list() { return native_functions_added(); }
 
 void Runtime::configure(const Config& cfg) {
   std::lock_guard<std::mutex> g(g_init_mu);
@@ -93,6 +106,19 @@ Runtime::Runtime() : cfg_(g_cfg), capacity_(cache_capacity()) {
   opts.num_nodes = cfg_.num_nodes;
   opts.kv_store = cfg_.kv_store;
   client_ = std::make_unique<pjrt::Client>(std::make_shared<pjrt::Api>(cfg_.plugin_path), opts);
+  // XLA:CPU runs native functions on the host; a plugin without handler
+  // registration leaves the ops on their StableHLO lowerings.
+  std::string platform = client_->platform();
+  for (char& c : platform) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (platform == "cpu") {
+    try {
+      for (const NativeFunction& f : native_function_list())
+        pjrt::register_ffi_handler(client_->api(), f.name, "Host", f.handler);
+      native_functions_ = true;
+    } catch (const pjrt::Error&) {
+      native_functions_ = false;
+    }
+  }
   // Executables are only valid for the same platform, plugin build and
   // compiler: all of that goes into the cache's identity.
   std::string identity = "platform=" + client_->platform() + ";version=" + client_->platform_version() +

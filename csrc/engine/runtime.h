@@ -10,8 +10,10 @@
 #include <mutex>
 #include <string>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/disk_cache.h"
+#include "pjrt/ffi.h"
 #include "pjrt/runtime.h"
 #include "shlo/builder.h"
 
@@ -39,6 +41,20 @@ struct Config {
   std::shared_ptr<pjrt::KeyValueStore> kv_store;
 };
 
+// Native functions programs call on the host (custom calls XLA:CPU runs):
+// an op whose lowering emits one adds it here once (a static registration
+// beside the lowering), and a client of the CPU plugin registers them all
+// before its first compile. `calls` counts the function's calls (tests and
+// runtime_info read it). add_native_function returns a dummy for the
+// static initializer.
+struct NativeFunction {
+  const char* name;
+  pjrt::ffi::Handler* handler;
+  int64_t (*calls)();
+};
+int add_native_function(const NativeFunction& f);
+const std::vector<NativeFunction>& native_function_list();
+
 class Runtime {
  public:
   // Sets where the plugin is before first use; later calls after the client
@@ -52,6 +68,9 @@ class Runtime {
 
   pjrt::Client& client() { return *client_; }
   const Config& config() const { return cfg_; }
+  // Whether programs may call the native functions (add_native_function):
+  // the plugin is XLA:CPU and took them.
+  bool native_functions() const { return native_functions_; }
 
   // The program for a key if memory or the disk cache has it, else null.
   pjrt::ExecutablePtr cached(const std::string& key);
@@ -87,6 +106,7 @@ class Runtime {
   void remember(const std::string& key, pjrt::ExecutablePtr exe);  // under mu_
   std::unique_ptr<DiskCache> disk_;
   bool log_recompiles_ = false;
+  bool native_functions_ = false;
   void log_recompile(const std::string& key);
   CacheStats stats_;
 };

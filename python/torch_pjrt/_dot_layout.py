@@ -9,8 +9,10 @@ in] is the faster of the two. Other plugins choose layouts themselves.
 Inference reads such weights from an [in, out] copy made once per weight and
 version (an optimizer step or an in-place load makes a new one) and dropped
 with the weight: here, the torch.compile backend's, for matmuls of many rows
-and the MoE kernel's expert tensors as graph inputs; eager mm, addmm and the
-MoE kernel make theirs in C++ (dense_copy in csrc/aten/tensor.h).
+and the MoE kernel's expert tensors as graph inputs (f32 ones in the panel
+form the native grouped kernel reads, csrc/ops/linalg/grouped_rows_host.h);
+eager mm, addmm and the MoE kernel make theirs in C++ (dense_copy in
+csrc/aten/tensor.h).
 """
 import weakref
 
@@ -21,11 +23,15 @@ from . import _C
 # Row count from which a plain matmul reads its weight better as [in, out].
 MIN_ROWS = 16
 
-# id(weight) -> (weakref to it, its version when copied, the copy).
+# (id(weight), layout) -> (weakref to it, its version when copied, the copy).
 copies = {}
 
+# Output columns per panel of the native grouped kernel's weights (kHostPanel
+# in csrc/ops/linalg/grouped_rows_host.h).
+HOST_PANEL = 32
 
 _applies = None
+_native = None
 
 
 def applies():
@@ -35,14 +41,36 @@ def applies():
     return _applies
 
 
-def in_out(w):
-    """W with its last two dims swapped, contiguous, made once per weight and
-    version."""
-    key = id(w)
+def native_functions():
+    """Whether programs may call the native host kernels (XLA:CPU)."""
+    global _native
+    if _native is None:
+        _native = bool(_C._runtime_info().get("native_functions"))
+    return _native
+
+
+def _copy(w, layout, make):
+    key = (id(w), layout)
     hit = copies.get(key)
     if hit is not None and hit[0]() is w and hit[1] == w._version:
         return hit[2]
     with torch.no_grad():
-        c = w.detach().transpose(-2, -1).contiguous()
+        c = make(w.detach())
     copies[key] = (weakref.ref(w, lambda _: copies.pop(key, None)), w._version, c)
     return c
+
+
+def in_out(w):
+    """W with its last two dims swapped, contiguous, made once per weight and
+    version."""
+    return _copy(w, "in_out", lambda w: w.transpose(-2, -1).contiguous())
+
+
+def host_panels(w):
+    """Expert matrices [E, out, in] in the native grouped kernel's panel-major
+    form [E, out / HOST_PANEL, in, HOST_PANEL], made once per weight and
+    version."""
+    def make(w):
+        e, n, k = w.shape
+        return w.view(e, n // HOST_PANEL, HOST_PANEL, k).permute(0, 1, 3, 2).contiguous()
+    return _copy(w, "host_panels", make)

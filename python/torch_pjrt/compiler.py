@@ -283,7 +283,6 @@ class _Piece(torch.nn.Module):
 _DOT_LAYOUT_MIN_ROWS = _dot_layout.MIN_ROWS
 _weight_copies = _dot_layout.copies
 _dot_layout_applies = _dot_layout.applies
-_in_out_copy = _dot_layout.in_out
 
 
 def _weights_in_dot_layout(gm):
@@ -292,7 +291,8 @@ def _weights_in_dot_layout(gm):
     copy: a new graph input, filled at each call from the copy made for that
     weight. The graph computes the
     same values; only which buffer the matmul reads changes. Returns the
-    positions of the weights whose copies the caller appends, in order."""
+    positions of the weights whose copies the caller appends, in order,
+    each with the function making its copy."""
     mm_rhs = {torch.ops.aten.mm.default: 1, torch.ops.aten.addmm.default: 2}
 
     def is_transpose(n):  # of a 2-D value
@@ -305,7 +305,7 @@ def _weights_in_dot_layout(gm):
             u.args[k - 1].meta["val"].shape[0] >= _DOT_LAYOUT_MIN_ROWS
 
     placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    static, last, copies = _static_inputs(), placeholders[-1], {}
+    static, last, copies, makers = _static_inputs(), placeholders[-1], {}, {}
     for i, ph in enumerate(placeholders):
         v = ph.meta.get("val")
         if i not in static or not isinstance(v, torch.Tensor) or v.dim() != 2 or v.device.type != "tpu":
@@ -320,7 +320,9 @@ def _weights_in_dot_layout(gm):
             t.replace_all_uses_with(copies[i])
             gm.graph.erase_node(t)
     # The MoE kernel's expert tensors, [experts, out, in], read as [experts,
-    # in, out] (the op's in_out form) when both are static inputs.
+    # in, out] (the op's in_out form) when both are static inputs; f32 ones
+    # whose output features fill whole panels in the native grouped kernel's
+    # panel form (4-D), where programs can call it.
     moe = torch.ops.torch_pjrt.moe_experts.default
     for u in list(gm.graph.nodes):
         if u.target is not moe or len(u.args) > 6 and u.args[6] or u.kwargs.get("in_out"):
@@ -328,17 +330,24 @@ def _weights_in_dot_layout(gm):
         pos = [placeholders.index(w) if w in placeholders else None for w in u.args[3:5]]
         if any(p is None or p not in static for p in pos):
             continue
-        for p in pos:
+        vals = [placeholders[p].meta["val"] for p in pos]
+        panels = _dot_layout.native_functions() and all(
+            v.dtype == torch.float32 and v.shape[1] % _dot_layout.HOST_PANEL == 0 for v in vals)
+        for p, v in zip(pos, vals):
             if p not in copies:
-                v = placeholders[p].meta["val"]
                 with gm.graph.inserting_after(last):
-                    last = copies[p] = gm.graph.placeholder(f"{placeholders[p].name}_in_out")
-                last.meta["val"] = v.new_empty((v.shape[0], v.shape[2], v.shape[1]))
+                    last = copies[p] = gm.graph.placeholder(f"{placeholders[p].name}_{'panels' if panels else 'in_out'}")
+                e, n, k = v.shape
+                if panels:
+                    last.meta["val"] = v.new_empty((e, n // _dot_layout.HOST_PANEL, k, _dot_layout.HOST_PANEL))
+                    makers[p] = _dot_layout.host_panels
+                else:
+                    last.meta["val"] = v.new_empty((e, k, n))
         u.args = (*u.args[:3], copies[pos[0]], copies[pos[1]], u.args[5], True)
     if copies:
         gm.graph.lint()
         gm.recompile()
-    return list(copies)
+    return [(p, makers.get(p, _dot_layout.in_out)) for p in copies]
 
 
 def _sdpa_reads_kv_heads(gm):
@@ -414,10 +423,10 @@ def _static_inputs():
         return set()
 
 
-def _with_weight_copies(program, positions):
+def _with_weight_copies(program, copies):
     def run(*args):
         args = _unbox(args)
-        return program(args + [_in_out_copy(args[i]) for i in positions])
+        return program(args + [make(args[i]) for i, make in copies])
     run._boxed_call = True
     return run
 

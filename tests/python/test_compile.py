@@ -77,7 +77,7 @@ def test_many_row_matmuls_read_weights_from_in_out_copies():
     mt = MLP().to("tpu")
     mt.load_state_dict(m.state_dict())
     f = torch.compile(mt, backend="tpu")
-    weights = {id(mt.a.weight), id(mt.b.weight)}
+    weights = {(id(mt.a.weight), "in_out"), (id(mt.b.weight), "in_out")}
     copies = lambda: weights & set(compiler._weight_copies)  # noqa: E731
     with torch.no_grad():
         x1 = torch.randn(1, 16)
@@ -86,14 +86,14 @@ def test_many_row_matmuls_read_weights_from_in_out_copies():
         x = torch.randn(64, 16)
         torch.testing.assert_close(f(x.to("tpu")).cpu(), m(x), rtol=1e-5, atol=1e-5)
         assert copies() == weights
-        made = compiler._weight_copies[id(mt.a.weight)][2]
+        made = compiler._weight_copies[id(mt.a.weight), "in_out"][2]
         f(x.to("tpu"))
-        assert compiler._weight_copies[id(mt.a.weight)][2] is made  # made once
+        assert compiler._weight_copies[id(mt.a.weight), "in_out"][2] is made  # made once
         # A changed weight gets a new copy: the graph never reads a stale one.
         mt.a.weight.mul_(-2)
         m.a.weight.mul_(-2)
         torch.testing.assert_close(f(x.to("tpu")).cpu(), m(x), rtol=1e-5, atol=1e-5)
-        assert compiler._weight_copies[id(mt.a.weight)][2] is not made
+        assert compiler._weight_copies[id(mt.a.weight), "in_out"][2] is not made
     # The copies go with the weights.
     del f, mt
     _reset()

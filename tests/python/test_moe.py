@@ -105,6 +105,68 @@ def test_sentinel_and_out_of_range_ids_contribute_nothing():
         assert_close(run(*one), per_pair(*one), atol=1e-5, rtol=1e-5)
 
 
+def native_calls():
+    """Calls of the native grouped kernel so far (XLA:CPU)."""
+    return torch_pjrt.runtime_info()["native_functions"].get("torch_pjrt_grouped_rows_f32", 0)
+
+
+native_only = pytest.mark.skipif(not torch_pjrt.runtime_info()["native_functions"],
+                                 reason="the plugin runs no native functions (XLA:CPU does)")
+
+
+def host_panels(w):
+    """[E, out, in] in the native kernel's panel form [E, out / 32, in, 32]."""
+    e, n, k = w.shape
+    return w.reshape(e, n // 32, 32, k).permute(0, 1, 3, 2).contiguous()
+
+
+@native_only
+@pytest.mark.parametrize("in_out", [False, True])
+def test_inference_on_xla_cpu_runs_the_native_grouped_kernel(in_out):
+    # f32 expert tensors read again with one content go through the native
+    # grouped kernel from panel-major copies: uneven groups (one expert with
+    # rows for three blocks of 8, an idle one, tails of many lengths),
+    # sentinel and negative ids, and an in-place change of the weights.
+    x, index, weights, gate_up, down = layer(37, 64, 48, 12, 3)
+    index[:21, 0] = 5
+    index[index == 7] = 3
+    index[2, 1], index[9, 2] = -1, 12
+    dev = [t.to(TPU) for t in (x, index, weights)]
+    gu, dn = [(t.transpose(1, 2).contiguous() if in_out else t).to(TPU) for t in (gate_up, down)]
+
+    def call():
+        return torch.ops.torch_pjrt.moe_experts(*dev, gu, dn, "silu", in_out)
+
+    with torch.no_grad():
+        start = native_calls()
+        for _ in range(3):
+            assert_close(call(), per_pair(x, index, weights, gate_up, down), atol=1e-5, rtol=1e-5)
+        # The first read makes no copy; each later call runs both products natively.
+        assert native_calls() - start == 4
+        gu.mul_(-0.5)
+        gate_up.mul_(-0.5)
+        for _ in range(2):
+            assert_close(call(), per_pair(x, index, weights, gate_up, down), atol=1e-5, rtol=1e-5)
+        assert native_calls() - start == 6
+
+
+@native_only
+@pytest.mark.parametrize("tokens", [1, 19])
+def test_expert_tensors_in_host_panels(tokens):
+    # The 4-D panel form (what the torch.compile backend passes on XLA:CPU).
+    x, index, weights, gate_up, down = layer(tokens, 64, 16, 6, 2)
+    args = [t.to(TPU) for t in (x, index, weights, host_panels(gate_up), host_panels(down))]
+    start = native_calls()
+    assert_close(torch.ops.torch_pjrt.moe_experts(*args, "gelu_tanh"),
+                 per_pair(x, index, weights, gate_up, down, act="gelu_tanh"), atol=1e-5, rtol=1e-5)
+    assert native_calls() - start == 2
+    op = torch.ops.torch_pjrt.moe_experts
+    with pytest.raises(RuntimeError, match="host-panel expert tensors must be"):
+        op(*args[:3], args[3][:, :, :8], args[4], "silu")
+    with pytest.raises(RuntimeError, match="float32 only"):
+        op(*(t.bfloat16() if t.is_floating_point() else t for t in args), "silu")
+
+
 def test_many_rows_per_expert_span_several_tiles():
     # 2 experts for 100 tokens: each expert's rows run as several tiles.
     args = layer(100, 16, 8, 2, 2)
@@ -204,9 +266,20 @@ def test_compiled_forward_runs_the_kernel():
     assert calls.call_count >= 2
     assert_close(out, model(ids).logits.detach(), atol=1e-4, rtol=1e-4)
     assert torch_pjrt.fallback_stats() == {}
-    # On XLA:CPU the compiled graph reads the experts from [in, out] copies.
+    # On XLA:CPU the compiled graph reads the experts from copies: in the
+    # native kernel's panel form where programs call it, else [in, out].
     from torch_pjrt import compiler
     experts = dev.model.layers[0].mlp.experts
+    native = bool(torch_pjrt.runtime_info()["native_functions"])
     for w in (experts.gate_up_proj, experts.down_proj):
-        copy_ = compiler._weight_copies[id(w)][2]
-        assert torch.equal(copy_.cpu(), w.detach().transpose(1, 2).cpu())
+        if native:
+            copy_ = compiler._weight_copies[id(w), "host_panels"][2]
+            assert torch.equal(copy_.cpu(), host_panels(w.detach().cpu()))
+        else:
+            copy_ = compiler._weight_copies[id(w), "in_out"][2]
+            assert torch.equal(copy_.cpu(), w.detach().transpose(1, 2).cpu())
+    if native:
+        start = native_calls()
+        with torch.no_grad():
+            assert_close(compiled(ids.to(TPU)).logits, model(ids).logits.detach(), atol=1e-4, rtol=1e-4)
+        assert native_calls() - start == 2 * 2  # two layers, two products each

@@ -15,12 +15,18 @@
 #include <ATen/ops/mm_meta.h>
 
 #include "aten/library.h"
+#include "engine/runtime.h"
 #include "ops/linalg/grouped_mm.h"
+#include "ops/linalg/grouped_rows_host.h"
 #include "ops/linalg/linalg.h"
 
 namespace tpu {
 
 namespace {
+
+// XLA:CPU programs call the grouped row kernel natively (grouped_rows_host.h).
+[[maybe_unused]] const int kGroupedRowsNative =
+    engine::add_native_function({ops::kGroupedRowsTarget, &ops::grouped_rows_handler, &ops::grouped_rows_host_calls});
 
 using shlo::Builder;
 using shlo::Value;

@@ -9,6 +9,7 @@
 #include "aten/library.h"
 #include "aten/tensor.h"
 #include "ops/linalg/grouped_mm.h"
+#include "ops/linalg/grouped_rows_host.h"
 #include "ops/moe/moe.h"
 
 namespace tpu {
@@ -24,6 +25,13 @@ Activation activation_named(const std::string& name) {
   TORCH_CHECK(false, "moe_experts: unsupported activation '", name, "' (silu, gelu, gelu_tanh or relu)");
 }
 
+// The layout of the expert tensors: 4-D tensors are the host panels (the
+// form the torch.compile backend passes on XLA:CPU, grouped_rows_host.h).
+ops::ExpertLayout layout_of(const at::Tensor& gate_up, bool in_out) {
+  if (gate_up.dim() == 4) return ops::ExpertLayout::HostPanels;
+  return in_out ? ops::ExpertLayout::InOut : ops::ExpertLayout::OutIn;
+}
+
 void check_args(const at::Tensor& hidden, const at::Tensor& index, const at::Tensor& weights, const at::Tensor& gate_up,
                 const at::Tensor& down, const std::string& act, bool in_out) {
   activation_named(act);
@@ -35,16 +43,25 @@ void check_args(const at::Tensor& hidden, const at::Tensor& index, const at::Ten
               "moe_experts: top_k_index must hold integers, got ", index.scalar_type());
   TORCH_CHECK(weights.sizes() == index.sizes(), "moe_experts: top_k_weights ", weights.sizes(),
               " must have top_k_index's shape ", index.sizes());
-  TORCH_CHECK(gate_up.dim() == 3 && down.dim() == 3 && gate_up.size(0) == down.size(0), "moe_experts: gate_up_proj ",
-              in_out ? "[experts, hidden, 2 * inter]" : "[experts, 2 * inter, hidden]", " and down_proj ",
-              in_out ? "[experts, inter, hidden]" : "[experts, hidden, inter]", " expected, got ", gate_up.sizes(),
-              " and ", down.sizes());
-  // (features in, features out) of each expert matrix.
-  int64_t gi = gate_up.size(in_out ? 1 : 2), go = gate_up.size(in_out ? 2 : 1);
-  int64_t di = down.size(in_out ? 1 : 2), dout = down.size(in_out ? 2 : 1);
-  int64_t h = hidden.size(1);
-  TORCH_CHECK(gi == h && go == 2 * di && dout == h, "moe_experts: gate_up_proj ", gate_up.sizes(), " and down_proj ",
-              down.sizes(), " do not fit hidden size ", h);
+  const int64_t h = hidden.size(1), p = ops::kHostPanel;
+  if (layout_of(gate_up, in_out) == ops::ExpertLayout::HostPanels) {
+    TORCH_CHECK(down.dim() == 4 && gate_up.size(0) == down.size(0) && gate_up.size(3) == p && down.size(3) == p &&
+                    gate_up.size(2) == h && down.size(1) * p == h && gate_up.size(1) * p == 2 * down.size(2),
+                "moe_experts: host-panel expert tensors must be [experts, 2 * inter / ", p, ", hidden, ", p,
+                "] and [experts, hidden / ", p, ", inter, ", p, "] for hidden size ", h, ", got ", gate_up.sizes(),
+                " and ", down.sizes());
+    TORCH_CHECK(hidden.scalar_type() == at::kFloat, "moe_experts: host-panel expert tensors are float32 only");
+  } else {
+    TORCH_CHECK(gate_up.dim() == 3 && down.dim() == 3 && gate_up.size(0) == down.size(0), "moe_experts: gate_up_proj ",
+                in_out ? "[experts, hidden, 2 * inter]" : "[experts, 2 * inter, hidden]", " and down_proj ",
+                in_out ? "[experts, inter, hidden]" : "[experts, hidden, inter]", " expected, got ", gate_up.sizes(),
+                " and ", down.sizes());
+    // (features in, features out) of each expert matrix.
+    int64_t gi = gate_up.size(in_out ? 1 : 2), go = gate_up.size(in_out ? 2 : 1);
+    int64_t di = down.size(in_out ? 1 : 2), dout = down.size(in_out ? 2 : 1);
+    TORCH_CHECK(gi == h && go == 2 * di && dout == h, "moe_experts: gate_up_proj ", gate_up.sizes(), " and down_proj ",
+                down.sizes(), " do not fit hidden size ", h);
+  }
   at::ScalarType t = hidden.scalar_type();
   TORCH_CHECK(t == at::kFloat || t == at::kBFloat16 || t == at::kHalf,
               "moe_experts: hidden_states must be float32, bfloat16 or float16, got ", t);
@@ -53,23 +70,35 @@ void check_args(const at::Tensor& hidden, const at::Tensor& index, const at::Ten
               weights.scalar_type(), ", ", gate_up.scalar_type(), " and ", down.scalar_type());
 }
 
+// The panel-major view of 3-D expert matrices [E, in, out] (in_out) or [E,
+// out, in]: [E, out / P, in, P], a view of the same storage.
+at::Tensor host_panels(const at::Tensor& w, bool in_out) {
+  const int64_t p = ops::kHostPanel;
+  if (in_out) return w.view({w.size(0), w.size(1), w.size(2) / p, p}).permute({0, 2, 1, 3});
+  return w.view({w.size(0), w.size(1) / p, p, w.size(2)}).permute({0, 1, 3, 2});
+}
+
 at::Tensor moe_experts(const at::Tensor& hidden, const at::Tensor& index, const at::Tensor& weights,
                        const at::Tensor& gate_up, const at::Tensor& down, c10::string_view act_name, bool in_out) {
   std::string act(act_name);
   check_args(hidden, index, weights, gate_up, down, act, in_out);
   at::Device device = common_device({&hidden, &index, &weights, &gate_up, &down});
   int64_t tile = ops::group_tile_rows(index.numel(), gate_up.size(0));
-  // XLA:CPU multiplies the expert tiles fastest with the matrices stored
-  // [in, out] (the in_out form): on that plugin, [out, in] expert tensors
-  // read again with the same content (inference) come from dense copies of
-  // their transposes, as eager products read weights (dense_copy).
+  ops::ExpertLayout layout = layout_of(gate_up, in_out);
   engine::Ref gu, dn;
-  if (!in_out && platform() == "cpu") {
-    std::optional<engine::Ref> g = dense_copy(gate_up.transpose(1, 2)), d = dense_copy(down.transpose(1, 2));
+  // On XLA:CPU, f32 expert tensors read again with the same content
+  // (inference) are multiplied by the native grouped kernel from panel-major
+  // copies (dense_copy keeps them with the weights); a single token keeps
+  // the gather of its k experts, which reads each once as it is.
+  const int64_t p = ops::kHostPanel;
+  const int64_t out_gu = gate_up.dim() == 3 ? gate_up.size(in_out ? 2 : 1) : 0;
+  if (layout != ops::ExpertLayout::HostPanels && hidden.size(0) > 1 && hidden.scalar_type() == at::kFloat &&
+      out_gu % p == 0 && hidden.size(1) % p == 0 && native_functions()) {
+    std::optional<engine::Ref> g = dense_copy(host_panels(gate_up, in_out)), d = dense_copy(host_panels(down, in_out));
     if (g && d) {
       gu = *g;
       dn = *d;
-      in_out = true;
+      layout = ops::ExpertLayout::HostPanels;
     }
   }
   if (!gu) {
@@ -78,10 +107,10 @@ at::Tensor moe_experts(const at::Tensor& hidden, const at::Tensor& index, const 
   }
   engine::Ref r = op1(
       "moe_experts", {read(hidden), read(index), read(weights), gu, dn}, type_of(hidden),
-      [](shlo::Builder& b, const std::vector<shlo::Value>& in, Activation a, bool in_out, int64_t tile) {
-        return std::vector<shlo::Value>{ops::moe_experts(b, in[0], in[1], in[2], in[3], in[4], a, in_out, tile)};
+      [](shlo::Builder& b, const std::vector<shlo::Value>& in, Activation a, ops::ExpertLayout layout, int64_t tile) {
+        return std::vector<shlo::Value>{ops::moe_experts(b, in[0], in[1], in[2], in[3], in[4], a, layout, tile)};
       },
-      activation_named(act), in_out, tile);
+      activation_named(act), layout, tile);
   return wrap(r, device);
 }
 

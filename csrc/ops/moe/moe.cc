@@ -2,9 +2,11 @@
 #include "ops/moe/moe.h"
 
 #include <algorithm>
+#include <functional>
 #include <vector>
 
 #include "ops/linalg/grouped_mm.h"
+#include "ops/linalg/grouped_rows_host.h"
 #include "ops/linalg/linalg.h"
 
 namespace ops {
@@ -40,20 +42,26 @@ Value in_range(Builder& b, Value id, int64_t experts) {
                Type{DType::PRED, n});
 }
 
+// rows -> rows @ one projection's matrix, accumulated (not yet rounded).
+using Product = std::function<Value(Value)>;
+
 // An expert's feed-forward on the rows of x: act(gate) * up, then down, each
-// projection rounded to x's dtype as the layers round. w_in: the input
-// features' dim of w1 and w2; batch {0} pairs row i with matrices w1[i] and
-// w2[i], {} applies one w1, w2 to every row. [rows, H].
-Value expert_ffn(Builder& b, Value x, Value w1, Value w2, Activation act, int64_t w_in,
-                 const std::vector<int64_t>& batch) {
+// projection rounded to x's dtype as the layers round. [rows, H].
+Value expert_ffn(Builder& b, Value x, Activation act, const Product& gate_up, const Product& down) {
   const DType dt = x.dtype();
   const int64_t rows = x.shape()[0];
-  Value proj = round_to(b, contract(b, x, w1, batch, batch, {1}, {w_in}), dt);  // [rows, 2I]
+  Value proj = round_to(b, gate_up(x), dt);  // [rows, 2I]
   const int64_t inter = proj.shape()[1] / 2;
   Value gate = b.convert(b.slice(proj, {0, 0}, {rows, inter}, {1, 1}), dt);
   Value up = b.slice(proj, {0, inter}, {rows, 2 * inter}, {1, 1});
   Value mid = b.convert(b.mul(b.convert(activation(b, act, gate), proj.dtype()), up), dt);
-  return b.convert(contract(b, mid, w2, batch, batch, {1}, {w_in}), dt);
+  return b.convert(down(mid), dt);
+}
+
+// The product with w (one matrix, or with batch {0} one per row) whose
+// input features are dim w_in.
+Product contract_with(Builder& b, Value w, int64_t w_in, const std::vector<int64_t>& batch) {
+  return [&b, w, w_in, batch](Value x) { return contract(b, x, w, batch, batch, {1}, {w_in}); };
 }
 
 // One token (decoding a single sequence): its k choices are distinct
@@ -74,7 +82,9 @@ Value one_token(Builder& b, Value hidden, Value top_k_index, Value top_k_weights
   };
   Value x = b.broadcast_in_dim(b.reshape(hidden, {h}), {k, h}, {1});
   // The gathered matrices lead with the choice: input features one dim later.
-  Value y = expert_ffn(b, x, take(gate_up), take(down), act, in_out ? 1 : 2, {0});  // [k, H]
+  const int64_t w_in = in_out ? 1 : 2;
+  Value y = expert_ffn(b, x, act, contract_with(b, take(gate_up), w_in, {0}),
+                       contract_with(b, take(down), w_in, {0}));  // [k, H]
   Value w = b.broadcast_in_dim(b.convert(b.reshape(top_k_weights, {k}), acc), {k, h}, {0});
   Value weighted = b.convert(b.convert(b.mul(b.convert(y, acc), w), dt), acc);
   weighted = b.select(b.broadcast_in_dim(valid, {k, h}, {0}), weighted, b.constant(acc, 0, {k, h}));
@@ -84,13 +94,13 @@ Value one_token(Builder& b, Value hidden, Value top_k_index, Value top_k_weights
 }  // namespace
 
 Value moe_experts(Builder& b, Value hidden, Value top_k_index, Value top_k_weights, Value gate_up, Value down,
-                  Activation act, bool in_out, int64_t tile) {
+                  Activation act, ExpertLayout layout, int64_t tile) {
   const DType dt = hidden.dtype(), acc = accumulate_dtype(dt);
   const int64_t tokens = hidden.shape()[0], h = hidden.shape()[1], k = top_k_index.shape()[1];
-  if (tokens == 1) return one_token(b, hidden, top_k_index, top_k_weights, gate_up, down, act, in_out);
+  const bool host = layout == ExpertLayout::HostPanels;
+  if (tokens == 1 && !host)
+    return one_token(b, hidden, top_k_index, top_k_weights, gate_up, down, act, layout == ExpertLayout::InOut);
   const int64_t experts = gate_up.shape()[0], pairs = tokens * k;
-  // The contracted dim of each expert matrix: its input features.
-  const int64_t w_in = in_out ? 0 : 1;
   const Type s32{DType::S32, {pairs}};
 
   // Each pair's expert; ids outside [0, experts) become `experts`, which
@@ -101,23 +111,34 @@ Value moe_experts(Builder& b, Value hidden, Value top_k_index, Value top_k_weigh
       b.sort({id, b.iota(s32, 0)}, 0, [](Builder& r, const Vals& a) { return Vals{r.compare(Cmp::LT, a[0], a[1])}; });
   Value sorted_id = sorted[0], perm = sorted[1];
 
-  // Rows per expert and where each expert's rows start in the sorted order.
+  // Rows per expert.
   shlo::Shape es{experts, pairs};
   Value member = b.compare(Cmp::EQ, b.broadcast_in_dim(id, es, {1}), b.iota(Type{DType::S32, es}, 0));
   Value counts = b.reduce(b.convert(member, DType::S32), i32(b, 0), {1}, "add");
-  shlo::Shape ee{experts, experts};
-  Value before = b.compare(Cmp::LT, b.iota(Type{DType::S32, ee}, 1), b.iota(Type{DType::S32, ee}, 0));
-  Value starts = b.reduce(b.select(before, b.broadcast_in_dim(counts, ee, {1}), b.constant(DType::S32, 0, ee)),
-                          i32(b, 0), {1}, "add");
-
-  // The sorted pairs' inputs, then one tile of zero rows (group_tiles), each
-  // expert's rows through its matrices: an idle expert's weights are never
-  // read (at decode's few tokens most experts are idle).
+  // The sorted pairs' inputs through their experts: on the host, by the
+  // native grouped kernel; elsewhere with one tile of zero rows after them
+  // (group_tiles), each expert's rows through its matrices. Either way an
+  // idle expert's weights are never read (at decode's few tokens most
+  // experts are idle).
   Value token_of = b.div(perm, b.constant(DType::S32, static_cast<double>(k), {pairs}));
-  Value xs = b.pad(take_rows(b, hidden, token_of), b.zero(dt), {0, 0}, {tile, 0}, {0, 0});
-  Value ys = group_tiles(b, xs, counts, starts, {gate_up, down}, tile, h, dt, [&](Builder& q, Value x, const Vals& w) {
-    return expert_ffn(q, x, w[0], w[1], act, w_in, {});
-  });
+  Value ys;
+  if (host) {
+    ys = expert_ffn(
+        b, take_rows(b, hidden, token_of), act, [&](Value x) { return grouped_rows_host(b, x, counts, gate_up); },
+        [&](Value x) { return grouped_rows_host(b, x, counts, down); });
+  } else {
+    // Where each expert's rows start in the sorted order.
+    shlo::Shape ee{experts, experts};
+    Value before = b.compare(Cmp::LT, b.iota(Type{DType::S32, ee}, 1), b.iota(Type{DType::S32, ee}, 0));
+    Value starts = b.reduce(b.select(before, b.broadcast_in_dim(counts, ee, {1}), b.constant(DType::S32, 0, ee)),
+                            i32(b, 0), {1}, "add");
+    // The contracted dim of each expert matrix: its input features.
+    const int64_t w_in = layout == ExpertLayout::InOut ? 0 : 1;
+    Value xs = b.pad(take_rows(b, hidden, token_of), b.zero(dt), {0, 0}, {tile, 0}, {0, 0});
+    ys = group_tiles(b, xs, counts, starts, {gate_up, down}, tile, h, dt, [&](Builder& q, Value x, const Vals& w) {
+      return expert_ffn(q, x, act, contract_with(q, w[0], w_in, {}), contract_with(q, w[1], w_in, {}));
+    });
+  }
 
   // Weighted by each pair's routing weight (a sentinel pair's row is
   // dropped, not multiplied: its tile may hold anything), back in the

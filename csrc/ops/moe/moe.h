@@ -18,15 +18,22 @@
 
 namespace ops {
 
+// How the op receives the expert matrices.
+enum class ExpertLayout {
+  OutIn,       // gate_up [E, 2I, H] (gate rows first, then up rows) and down
+               // [E, H, I], as nn.Linear weights
+  InOut,       // their last two dims swapped: [E, H, 2I] and [E, I, H]
+  HostPanels,  // f32, the panel-major form of InOut (grouped_rows_host.h):
+               // [E, 2I / P, H, P] and [E, H / P, I, P]; XLA:CPU only
+};
+
 // hidden [T, H]; top_k_index [T, K] (any integer type); top_k_weights
-// [T, K]; gate_up [E, 2I, H] (gate rows first, then up rows, as
-// nn.Linear weights); down [E, H, I]; with `in_out`, both with their last
-// two dims swapped ([E, H, 2I] and [E, I, H]). Result [T, H] in hidden's
-// dtype:
+// [T, K]; gate_up and down laid out as `layout` says. Result [T, H] in
+// hidden's dtype:
 //   out[t] = sum_k w[t,k] * down[e] @ (act(gate[e] @ x[t]) * (up[e] @ x[t])),
 // e = top_k_index[t,k]. Products accumulate in f32 for f16/bf16 and each
 // projection is rounded to the input dtype, as PyTorch's layers round.
 shlo::Value moe_experts(shlo::Builder& b, shlo::Value hidden, shlo::Value top_k_index, shlo::Value top_k_weights,
-                        shlo::Value gate_up, shlo::Value down, Activation act, bool in_out, int64_t tile);
+                        shlo::Value gate_up, shlo::Value down, Activation act, ExpertLayout layout, int64_t tile);
 
 }  // namespace ops
