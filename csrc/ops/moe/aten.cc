@@ -86,21 +86,25 @@ at::Tensor moe_experts(const at::Tensor& hidden, const at::Tensor& index, const 
   int64_t tile = ops::group_tile_rows(index.numel(), gate_up.size(0));
   ops::ExpertLayout layout = layout_of(gate_up, in_out);
   engine::Ref gu, dn;
-  // On XLA:CPU, f32 expert tensors read again with the same content
-  // (inference) are multiplied by the native grouped kernel from panel-major
-  // copies (dense_copy keeps them with the weights); a single token keeps
-  // the gather of its k experts, which reads each once as it is.
+  // On XLA:CPU, expert tensors read again with the same content
+  // (inference) come from copies dense_copy keeps with the weights: f32 ones
+  // in panels for the native grouped kernel, others (and a single token's,
+  // which gathers its k experts) [in, out], the layout XLA:CPU's own
+  // products take fastest.
+  auto from_copies = [&](const at::Tensor& gu_view, const at::Tensor& dn_view, ops::ExpertLayout copied) {
+    std::optional<engine::Ref> g = dense_copy(gu_view), d = dense_copy(dn_view);
+    if (!g || !d) return;
+    gu = *g;
+    dn = *d;
+    layout = copied;
+  };
   const int64_t p = ops::kHostPanel;
   const int64_t out_gu = gate_up.dim() == 3 ? gate_up.size(in_out ? 2 : 1) : 0;
   if (layout != ops::ExpertLayout::HostPanels && hidden.size(0) > 1 && hidden.scalar_type() == at::kFloat &&
-      out_gu % p == 0 && hidden.size(1) % p == 0 && native_functions()) {
-    std::optional<engine::Ref> g = dense_copy(host_panels(gate_up, in_out)), d = dense_copy(host_panels(down, in_out));
-    if (g && d) {
-      gu = *g;
-      dn = *d;
-      layout = ops::ExpertLayout::HostPanels;
-    }
-  }
+      out_gu % p == 0 && hidden.size(1) % p == 0 && native_functions())
+    from_copies(host_panels(gate_up, in_out), host_panels(down, in_out), ops::ExpertLayout::HostPanels);
+  else if (layout == ops::ExpertLayout::OutIn && platform() == "cpu")
+    from_copies(gate_up.transpose(1, 2), down.transpose(1, 2), ops::ExpertLayout::InOut);
   if (!gu) {
     gu = read(gate_up);
     dn = read(down);
