@@ -88,9 +88,9 @@ at::Tensor moe_experts(const at::Tensor& hidden, const at::Tensor& index, const 
   engine::Ref gu, dn;
   // On XLA:CPU, expert tensors read again with the same content
   // (inference) come from copies dense_copy keeps with the weights: f32 ones
-  // in panels for the native grouped kernel, others (and a single token's,
-  // which gathers its k experts) [in, out], the layout XLA:CPU's own
-  // products take fastest.
+  // in panels for the native grouped kernel (a single token gathers its k
+  // experts' panels: one copy serves prefill and decoding), others [in,
+  // out], the layout XLA:CPU's own products take fastest.
   auto from_copies = [&](const at::Tensor& gu_view, const at::Tensor& dn_view, ops::ExpertLayout copied) {
     std::optional<engine::Ref> g = dense_copy(gu_view), d = dense_copy(dn_view);
     if (!g || !d) return;
@@ -100,8 +100,8 @@ at::Tensor moe_experts(const at::Tensor& hidden, const at::Tensor& index, const 
   };
   const int64_t p = ops::kHostPanel;
   const int64_t out_gu = gate_up.dim() == 3 ? gate_up.size(in_out ? 2 : 1) : 0;
-  if (layout != ops::ExpertLayout::HostPanels && hidden.size(0) > 1 && hidden.scalar_type() == at::kFloat &&
-      out_gu % p == 0 && hidden.size(1) % p == 0 && native_functions())
+  if (layout != ops::ExpertLayout::HostPanels && hidden.scalar_type() == at::kFloat && out_gu % p == 0 &&
+      hidden.size(1) % p == 0 && native_functions())
     from_copies(host_panels(gate_up, in_out), host_panels(down, in_out), ops::ExpertLayout::HostPanels);
   else if (layout == ops::ExpertLayout::OutIn && platform() == "cpu")
     from_copies(gate_up.transpose(1, 2), down.transpose(1, 2), ops::ExpertLayout::InOut);

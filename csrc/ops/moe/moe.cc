@@ -68,7 +68,7 @@ Product contract_with(Builder& b, Value w, int64_t w_in, const std::vector<int64
 // experts, so gathering their matrices reads each once, and a batched
 // product over the k choices replaces the sort, the loops and the unsort.
 Value one_token(Builder& b, Value hidden, Value top_k_index, Value top_k_weights, Value gate_up, Value down,
-                Activation act, bool in_out) {
+                Activation act, ExpertLayout layout) {
   const DType dt = hidden.dtype(), acc = accumulate_dtype(dt);
   const int64_t h = hidden.shape()[1], k = top_k_index.shape()[1];
   Value id = b.convert(b.reshape(top_k_index, {k}), DType::S32);
@@ -78,13 +78,21 @@ Value one_token(Builder& b, Value hidden, Value top_k_index, Value top_k_weights
     shlo::Shape sz = w.shape(), out = w.shape();
     sz[0] = 1;
     out[0] = k;
-    return b.gather(w, ix, {1, 2}, {0}, {0}, 1, sz, out);
+    std::vector<int64_t> offset_dims;
+    for (size_t d = 1; d < sz.size(); ++d) offset_dims.push_back(static_cast<int64_t>(d));
+    return b.gather(w, ix, offset_dims, {0}, {0}, 1, sz, out);
+  };
+  // The gathered matrices lead with the choice: input features one dim
+  // later ([k, out / P, in, P] panels: two later, the product flattened).
+  auto product = [&](Value w) -> Product {
+    w = take(w);
+    if (layout != ExpertLayout::HostPanels) return contract_with(b, w, layout == ExpertLayout::InOut ? 1 : 2, {0});
+    return [&b, w, k](Value x) {
+      return b.reshape(contract(b, x, w, {0}, {0}, {1}, {2}), {k, w.shape()[1] * w.shape()[3]});
+    };
   };
   Value x = b.broadcast_in_dim(b.reshape(hidden, {h}), {k, h}, {1});
-  // The gathered matrices lead with the choice: input features one dim later.
-  const int64_t w_in = in_out ? 1 : 2;
-  Value y = expert_ffn(b, x, act, contract_with(b, take(gate_up), w_in, {0}),
-                       contract_with(b, take(down), w_in, {0}));  // [k, H]
+  Value y = expert_ffn(b, x, act, product(gate_up), product(down));  // [k, H]
   Value w = b.broadcast_in_dim(b.convert(b.reshape(top_k_weights, {k}), acc), {k, h}, {0});
   Value weighted = b.convert(b.convert(b.mul(b.convert(y, acc), w), dt), acc);
   weighted = b.select(b.broadcast_in_dim(valid, {k, h}, {0}), weighted, b.constant(acc, 0, {k, h}));
@@ -98,8 +106,7 @@ Value moe_experts(Builder& b, Value hidden, Value top_k_index, Value top_k_weigh
   const DType dt = hidden.dtype(), acc = accumulate_dtype(dt);
   const int64_t tokens = hidden.shape()[0], h = hidden.shape()[1], k = top_k_index.shape()[1];
   const bool host = layout == ExpertLayout::HostPanels;
-  if (tokens == 1 && !host)
-    return one_token(b, hidden, top_k_index, top_k_weights, gate_up, down, act, layout == ExpertLayout::InOut);
+  if (tokens == 1) return one_token(b, hidden, top_k_index, top_k_weights, gate_up, down, act, layout);
   const int64_t experts = gate_up.shape()[0], pairs = tokens * k;
   const Type s32{DType::S32, {pairs}};
 
