@@ -22,6 +22,8 @@ const std::vector<Var>& all() {
       {"TORCH_PJRT_CACHE_DIR", "~/.cache/torch_pjrt", "persistent compilation cache directory (`off` disables)"},
       {"TORCH_PJRT_CACHE_ENTRIES", "1024",
        "programs kept loaded in memory (least recently used evicted; an evicted one reloads from the disk cache)"},
+      {"TORCH_PJRT_CACHE_MAPPINGS", "half of vm.max_map_count",
+       "the process's memory mappings past which loaded programs are evicted too (each maps its code in several)"},
       {"TORCH_PJRT_LOG_RECOMPILES", "0", "log, for each compile, what differed from the nearest cached program"},
       {"TORCH_PJRT_DUMP_FAILED", "0", "print the StableHLO of a program that fails to compile"},
       {"TORCH_PJRT_TEST_SEED", "random", "tests: replay a run's random inputs (a failure prints its seed)"},

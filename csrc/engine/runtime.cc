@@ -3,11 +3,13 @@
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <vector>
 
 #include "engine/env.h"
@@ -73,9 +75,26 @@ namespace {
 
 size_t cache_capacity() { return static_cast<size_t>(env::positive("TORCH_PJRT_CACHE_ENTRIES", 1024)); }
 
+// The process's memory mappings, and how many the cache lets them reach.
+// XLA:CPU maps each loaded program's code in several regions (10 to 60
+// measured), the kernel caps a process's mappings (vm.max_map_count), and
+// the compiler aborts the process when a mapping is refused: a count of
+// programs alone does not bound them, as large fused programs map more.
+size_t mapping_count() {
+  std::ifstream f("/proc/self/maps");
+  return static_cast<size_t>(std::count(std::istreambuf_iterator<char>(f), std::istreambuf_iterator<char>(), '\n'));
+}
+
+size_t mapping_budget() {
+  size_t limit = 65530;
+  std::ifstream f("/proc/sys/vm/max_map_count");
+  f >> limit;
+  return static_cast<size_t>(env::positive("TORCH_PJRT_CACHE_MAPPINGS", static_cast<int64_t>(limit / 2)));
+}
+
 }  // namespace
 
-Runtime::Runtime() : cfg_(g_cfg), capacity_(cache_capacity()) {
+Runtime::Runtime() : cfg_(g_cfg), capacity_(cache_capacity()), mapping_budget_(mapping_budget()) {
   if (cfg_.plugin_path.empty()) {
     throw pjrt::Error("no PJRT plugin found for '" + cfg_.plugin_name + "'" +
                       (cfg_.missing_hint.empty() ? "" : ": " + cfg_.missing_hint));
@@ -254,6 +273,15 @@ void Runtime::remember(const std::string& key, pjrt::ExecutablePtr exe) {
     cache_.erase(lru_.front());
     lru_.pop_front();
     ++stats_.evictions;
+  }
+  // Every few programs, the process's mappings: past the budget the older
+  // half of the cache goes (counting them reads /proc, so not every time).
+  if (++remembered_ % 8 == 0 && mapping_count() > mapping_budget_) {
+    for (size_t n = cache_.size() / 2; n > 0; --n) {
+      cache_.erase(lru_.front());
+      lru_.pop_front();
+      ++stats_.evictions;
+    }
   }
   lru_.push_back(key);
   cache_.emplace(key, Cached{std::move(exe), std::prev(lru_.end())});

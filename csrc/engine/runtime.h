@@ -103,6 +103,8 @@ class Runtime {
   std::unordered_map<std::string, Cached> cache_;
   std::list<std::string> lru_;
   size_t capacity_;
+  size_t mapping_budget_;  // see mapping_budget() in runtime.cc
+  size_t remembered_ = 0;
   void remember(const std::string& key, pjrt::ExecutablePtr exe);  // under mu_
   std::unique_ptr<DiskCache> disk_;
   bool log_recompiles_ = false;

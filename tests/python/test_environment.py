@@ -89,6 +89,17 @@ def test_cache_entries_bound_the_programs_held_in_memory(tmp_path):
     assert r["maps_grown"] < 200, r  # 120 more programs compiled, mappings flat
 
 
+def test_the_process_mappings_bound_the_programs_held_in_memory(tmp_path):
+    # Large programs map more code each, so the entry count alone does not
+    # keep a process under the kernel's cap: past a mapping budget the
+    # older programs go too (a budget of 1 mapping: at every check).
+    r = result(run_py(MANY_PROGRAMS, TORCH_PJRT_CACHE_MAPPINGS="1", TORCH_PJRT_CACHE_DIR=str(tmp_path)))
+    assert r["ok"]
+    assert r["entries"] <= 16 and r["evictions"] > 100  # the entry bound (1024) never came near
+    assert r["disk_hits"] >= 1
+    assert r["maps_grown"] < 200, r
+
+
 def test_cache_dir_off_writes_nothing_and_reuses_nothing(tmp_path):
     home = tmp_path / "home"
     env = dict(TORCH_PJRT_CACHE_DIR="off", HOME=str(home), XDG_CACHE_HOME=str(home / "xdg"))
