@@ -274,12 +274,17 @@ std::optional<engine::Ref> dense_copy(const at::Tensor& t) {
   StorageState& s = state_of(t);
   const engine::Ref& now = s.value();
   if (!now) return std::nullopt;
-  ViewCopy* c = s.view_copy.get();
-  const bool same = c && c->of.lock() == now.node && c->index == now.index && c->dtype == t.scalar_type() &&
-                    c->offset == t.storage_offset() && t.sizes().equals(c->sizes) && t.strides().equals(c->strides);
-  if (!same) {
-    s.view_copy = std::make_unique<ViewCopy>();
-    c = s.view_copy.get();
+  auto is_this_view = [&](const ViewCopy* c) {
+    return c && c->of.lock() == now.node && c->index == now.index && c->dtype == t.scalar_type() &&
+           c->offset == t.storage_offset() && t.sizes().equals(c->sizes) && t.strides().equals(c->strides);
+  };
+  if (is_this_view(s.view_copy.get())) return s.view_copy->copy->value;
+  // Another view is counted as the candidate; it replaces the copy held
+  // only once read twice, so views each read once (one expert's matrix
+  // after another's) never evict a copy still in use.
+  if (!is_this_view(s.candidate.get())) {
+    s.candidate = std::make_unique<ViewCopy>();
+    ViewCopy* c = s.candidate.get();
     c->of = now.node;
     c->index = now.index;
     c->dtype = t.scalar_type();
@@ -287,12 +292,12 @@ std::optional<engine::Ref> dense_copy(const at::Tensor& t) {
     c->sizes.assign(t.sizes().begin(), t.sizes().end());
     c->strides.assign(t.strides().begin(), t.strides().end());
   }
-  if (c->copy) return c->copy->value;
-  if (++c->reads < 2) return std::nullopt;
-  c->copy = std::make_shared<engine::Slot>();
-  c->copy->value = read(t);
-  guarded("running an op", [&] { engine::commit(c->copy); });
-  return c->copy->value;
+  if (++s.candidate->reads < 2) return std::nullopt;
+  s.candidate->copy = std::make_shared<engine::Slot>();
+  s.candidate->copy->value = read(t);
+  guarded("running an op", [&] { engine::commit(s.candidate->copy); });
+  s.view_copy = std::move(s.candidate);
+  return s.view_copy->copy->value;
 }
 
 void write(const at::Tensor& t, engine::Ref v) {
@@ -323,6 +328,7 @@ void write(const at::Tensor& t, engine::Ref v) {
   engine::place(next, t.device().index());
   s.value() = next;
   s.view_copy.reset();
+  s.candidate.reset();
   guarded("running an op", [&] { engine::commit(s.slot); });
 }
 

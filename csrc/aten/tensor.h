@@ -36,8 +36,9 @@ struct StorageState {
   std::shared_ptr<engine::Slot> slot = std::make_shared<engine::Slot>();
   size_t nbytes = 0;
   engine::Ref& value() { return slot->value; }
-  // See dense_copy; dropped on write() and with the storage.
-  std::unique_ptr<ViewCopy> view_copy;
+  // See dense_copy: the view copied (its copy held), and another view
+  // being counted; both dropped on write() and with the storage.
+  std::unique_ptr<ViewCopy> view_copy, candidate;
 };
 
 StorageState& state_of(const at::Tensor& t);
@@ -75,7 +76,8 @@ engine::Ref read_as(const at::Tensor& t, shlo::DType dtype);
 // read of one storage content on (the call counts the reads); nothing before
 // that, so content read once (an activation) is never copied, nor content
 // that changes between reads (a weight that trains). The copy is kept with
-// the storage until its content changes; a storage keeps one such view.
+// the storage until its content changes; a storage keeps one such view,
+// replaced by another view only when that one is read twice in a row.
 // Nothing while tracing a compiled graph, whose inputs change per call.
 std::optional<engine::Ref> dense_copy(const at::Tensor& t);
 // Stores v (shape t.sizes(), any dtype: converted to t's) into t's view.

@@ -369,6 +369,20 @@ def test_the_weight_copy_lives_with_the_weight_content():
         for _ in range(2):
             x @ w.T
         assert allocated() - before >= nbytes
+        # Another view of the same weight read once (one expert's matrix
+        # after another's) leaves the copy in place; read twice in a row,
+        # it takes the copy's place.
+        held = allocated()
+        x[:, :100] @ w[:, :100].T
+        assert allocated() == held
+        x @ w.T
+        assert allocated() == held
+        for _ in range(2):
+            x[:, :100] @ w[:, :100].T
+        assert allocated() - before < nbytes
+        for _ in range(2):
+            x @ w.T
+        assert allocated() == held
         w.add_(1)  # the content changes: the copy goes
         assert allocated() - before < nbytes
         for _ in range(2):
