@@ -267,22 +267,18 @@ pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function
 
 void Runtime::remember(const std::string& key, pjrt::ExecutablePtr exe) {
   if (cache_.count(key)) return;  // another thread got there first
-  while (cache_.size() >= capacity_ && !lru_.empty()) {
-    // Programs still in use (a compiled graph's) stay loaded through their
-    // own reference; the cache only lets go of its own.
+  // Programs still in use (a compiled graph's) stay loaded through their
+  // own reference; the cache only lets go of its own.
+  auto evict_oldest = [this] {
     cache_.erase(lru_.front());
     lru_.pop_front();
     ++stats_.evictions;
-  }
+  };
+  while (cache_.size() >= capacity_ && !lru_.empty()) evict_oldest();
   // Every few programs, the process's mappings: past the budget the older
   // half of the cache goes (counting them reads /proc, so not every time).
-  if (++remembered_ % 8 == 0 && mapping_count() > mapping_budget_) {
-    for (size_t n = cache_.size() / 2; n > 0; --n) {
-      cache_.erase(lru_.front());
-      lru_.pop_front();
-      ++stats_.evictions;
-    }
-  }
+  if (++remembered_ % 8 == 0 && mapping_count() > mapping_budget_)
+    for (size_t n = cache_.size() / 2; n > 0; --n) evict_oldest();
   lru_.push_back(key);
   cache_.emplace(key, Cached{std::move(exe), std::prev(lru_.end())});
   stats_.entries = static_cast<int64_t>(cache_.size());

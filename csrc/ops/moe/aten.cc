@@ -99,9 +99,8 @@ at::Tensor moe_experts(const at::Tensor& hidden, const at::Tensor& index, const 
     layout = copied;
   };
   const int64_t p = ops::kHostPanel;
-  const int64_t out_gu = gate_up.dim() == 3 ? gate_up.size(in_out ? 2 : 1) : 0;
-  if (layout != ops::ExpertLayout::HostPanels && hidden.scalar_type() == at::kFloat && out_gu % p == 0 &&
-      hidden.size(1) % p == 0 && native_functions())
+  if (layout != ops::ExpertLayout::HostPanels && hidden.scalar_type() == at::kFloat &&
+      gate_up.size(in_out ? 2 : 1) % p == 0 && hidden.size(1) % p == 0 && native_functions())
     from_copies(host_panels(gate_up, in_out), host_panels(down, in_out), ops::ExpertLayout::HostPanels);
   else if (layout == ops::ExpertLayout::OutIn && platform() == "cpu")
     from_copies(gate_up.transpose(1, 2), down.transpose(1, 2), ops::ExpertLayout::InOut);
