@@ -84,6 +84,10 @@ struct CallFrame {
 };
 inline constexpr int kExecuteStage = 3;
 
+// The frame's i-th operand and result (every one a Buffer for our handlers).
+inline Buffer* arg(CallFrame* frame, int i) { return static_cast<Buffer*>(frame->args.items[i]); }
+inline Buffer* ret(CallFrame* frame, int i) { return static_cast<Buffer*>(frame->rets.items[i]); }
+
 // The error a handler returns: nullptr for success. Made through the
 // api table the call frame carries (XLA owns and frees it).
 using Error = void;

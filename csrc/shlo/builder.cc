@@ -275,6 +275,13 @@ std::vector<Value> Builder::call(const std::string& callee, const std::vector<Va
   return op("func.call", operands, results, "callee = @" + callee);
 }
 
+std::vector<Value> Builder::native_call(const std::string& target, const std::vector<Value>& operands,
+                                        const std::vector<Type>& results) {
+  return op(
+      "stablehlo.custom_call", operands, results,
+      "call_target_name = \"" + target + "\", api_version = 4 : i32, backend_config = {}, has_side_effect = false");
+}
+
 // ------------------------------------------------------------ constants
 
 Value Builder::constant(DType t, double v, const Shape& shape) {

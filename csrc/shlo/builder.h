@@ -149,6 +149,10 @@ class Builder {
   // "func.call" of a function of this module (one added above).
   std::vector<Value> call(const std::string& callee, const std::vector<Value>& operands,
                           const std::vector<Type>& results);
+  // A native function the runtime registered under `target` (typed FFI
+  // custom call, pjrt/ffi.h), without side effects.
+  std::vector<Value> native_call(const std::string& target, const std::vector<Value>& operands,
+                                 const std::vector<Type>& results);
 
   int next_id() { return next_id_++; }
 

@@ -106,3 +106,32 @@ def test_launch_floor_beside_strict_adds():
 def test_launch_floor_rejects_bad_sizes():
     with pytest.raises(RuntimeError, match="must be positive"):
         torch_pjrt._C._launch_floor(0, 10)
+
+
+_PRODUCTS_CPU = r"""
+import resource, time, torch, torch_pjrt
+a, b = torch.randn(512, 512, device="tpu"), torch.randn(512, 512, device="tpu")
+keep = [a @ b for _ in range(2)]
+torch.tpu.synchronize()
+r0, t0 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+keep += [a @ b for _ in range(40)]
+torch.tpu.synchronize()
+r1, t1 = resource.getrusage(resource.RUSAGE_SELF), time.perf_counter()
+print((r1.ru_utime - r0.ru_utime + r1.ru_stime - r0.ru_stime) / (t1 - t0))
+"""
+
+
+def test_one_thread_leaves_xla_one_thread():
+    # The bench's one-thread setting reaches XLA:CPU's pool: its products
+    # busy one core at a time (without NPROC they take every core). A
+    # choice already made is kept.
+    env = {"XLA_FLAGS": "--xla_cpu_use_xnnpack=false"}
+    bench.one_thread(env)
+    assert env == {"XLA_FLAGS": "--xla_cpu_use_xnnpack=false", "NPROC": "1"}
+    env = {k: v for k, v in os.environ.items() if k not in bench.ONE_THREAD_ENV}
+    bench.one_thread(env)
+    import subprocess
+    import sys
+    out = subprocess.run([sys.executable, "-c", _PRODUCTS_CPU], env=env, capture_output=True, text=True, timeout=300)
+    assert out.returncode == 0, out.stderr[-2000:]
+    assert float(out.stdout.split()[-1]) < 1.4

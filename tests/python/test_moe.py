@@ -105,9 +105,10 @@ def test_sentinel_and_out_of_range_ids_contribute_nothing():
         assert_close(run(*one), per_pair(*one), atol=1e-5, rtol=1e-5)
 
 
-def native_calls():
-    """Calls of the native grouped kernel so far (XLA:CPU)."""
-    return torch_pjrt.runtime_info()["native_functions"].get("torch_pjrt_grouped_rows_f32", 0)
+def native_calls(name="grouped_rows"):
+    """Calls of a native function so far (XLA:CPU): the grouped kernel, or
+    the layer's routing ("moe_dispatch", "moe_combine")."""
+    return torch_pjrt.runtime_info()["native_functions"].get(f"torch_pjrt_{name}_f32", 0)
 
 
 native_only = pytest.mark.skipif(not torch_pjrt.runtime_info()["native_functions"],
@@ -139,10 +140,13 @@ def test_inference_on_xla_cpu_runs_the_native_grouped_kernel(in_out):
 
     with torch.no_grad():
         start = native_calls()
+        routed = [native_calls(name) for name in ("moe_dispatch", "moe_combine")]
         for _ in range(3):
             assert_close(call(), per_pair(x, index, weights, gate_up, down), atol=1e-5, rtol=1e-5)
-        # The first read makes no copy; each later call runs both products natively.
+        # The first read makes no copy; each later call runs both products
+        # natively, the pairs grouped and summed back natively around them.
         assert native_calls() - start == 4
+        assert [native_calls(name) - n for name, n in zip(("moe_dispatch", "moe_combine"), routed)] == [2, 2]
         gu.mul_(-0.5)
         gate_up.mul_(-0.5)
         for _ in range(2):

@@ -10,9 +10,7 @@ namespace ops {
 
 shlo::Value grouped_rows_host(shlo::Builder& b, shlo::Value x, shlo::Value counts, shlo::Value w) {
   const int64_t rows = x.shape()[0], cols = w.shape()[1] * w.shape()[3];
-  return b.op1("stablehlo.custom_call", {x, counts, w}, shlo::Type{shlo::DType::F32, {rows, cols}},
-               std::string("call_target_name = \"") + kGroupedRowsTarget +
-                   "\", api_version = 4 : i32, backend_config = {}, has_side_effect = false");
+  return b.native_call(kGroupedRowsTarget, {x, counts, w}, {shlo::Type{shlo::DType::F32, {rows, cols}}})[0];
 }
 
 namespace {
@@ -99,8 +97,6 @@ Runner pick_runner() {
 
 std::atomic<int64_t> g_calls{0};
 
-pjrt::ffi::Buffer* buffer(const pjrt::ffi::List& l, int i) { return static_cast<pjrt::ffi::Buffer*>(l.items[i]); }
-
 }  // namespace
 
 pjrt::ffi::Error* grouped_rows_handler(pjrt::ffi::CallFrame* frame) {
@@ -108,8 +104,8 @@ pjrt::ffi::Error* grouped_rows_handler(pjrt::ffi::CallFrame* frame) {
   if (pjrt::ffi::answer_metadata(frame) || frame->stage != pjrt::ffi::kExecuteStage) return nullptr;
   if (frame->args.size != 3 || frame->rets.size != 1)
     return pjrt::ffi::error(frame, std::string(kGroupedRowsTarget) + ": expects 3 operands and 1 result");
-  pjrt::ffi::Buffer *x = buffer(frame->args, 0), *counts = buffer(frame->args, 1), *w = buffer(frame->args, 2),
-                    *y = buffer(frame->rets, 0);
+  pjrt::ffi::Buffer *x = pjrt::ffi::arg(frame, 0), *counts = pjrt::ffi::arg(frame, 1), *w = pjrt::ffi::arg(frame, 2),
+                    *y = pjrt::ffi::ret(frame, 0);
   const bool shapes_fit = x->dtype == DataType::F32 && x->rank == 2 && counts->dtype == DataType::S32 &&
                           counts->rank == 1 && w->dtype == DataType::F32 && w->rank == 4 && w->dims[3] == kP &&
                           w->dims[0] == counts->dims[0] && w->dims[2] == x->dims[1] && y->dtype == DataType::F32 &&

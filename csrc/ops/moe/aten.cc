@@ -8,14 +8,21 @@
 
 #include "aten/library.h"
 #include "aten/tensor.h"
+#include "engine/runtime.h"
 #include "ops/linalg/grouped_mm.h"
 #include "ops/linalg/grouped_rows_host.h"
 #include "ops/moe/moe.h"
+#include "ops/moe/moe_host.h"
 
 namespace tpu {
 namespace {
 
 using ops::Activation;
+
+// XLA:CPU programs route the layer's pairs natively (moe_host.h).
+[[maybe_unused]] const int kMoeNative =
+    engine::add_native_function({ops::kMoeDispatchTarget, &ops::moe_dispatch_handler, &ops::moe_dispatch_calls}) +
+    engine::add_native_function({ops::kMoeCombineTarget, &ops::moe_combine_handler, &ops::moe_combine_calls});
 
 Activation activation_named(const std::string& name) {
   if (name == "silu") return Activation::Silu;

@@ -8,6 +8,7 @@
 #include "ops/linalg/grouped_mm.h"
 #include "ops/linalg/grouped_rows_host.h"
 #include "ops/linalg/linalg.h"
+#include "ops/moe/moe_host.h"
 
 namespace ops {
 
@@ -105,9 +106,17 @@ Value moe_experts(Builder& b, Value hidden, Value top_k_index, Value top_k_weigh
                   Activation act, ExpertLayout layout, int64_t tile) {
   const DType dt = hidden.dtype(), acc = accumulate_dtype(dt);
   const int64_t tokens = hidden.shape()[0], h = hidden.shape()[1], k = top_k_index.shape()[1];
-  const bool host = layout == ExpertLayout::HostPanels;
   if (tokens == 1) return one_token(b, hidden, top_k_index, top_k_weights, gate_up, down, act, layout);
   const int64_t experts = gate_up.shape()[0], pairs = tokens * k;
+  if (layout == ExpertLayout::HostPanels) {
+    // On the host the routing and the products are native code
+    // (moe_host.h, grouped_rows_host.h); the activation stays here.
+    MoeDispatch d = moe_dispatch_host(b, hidden, b.convert(top_k_index, DType::S32), experts);
+    Value ys = expert_ffn(
+        b, d.rows, act, [&](Value x) { return grouped_rows_host(b, x, d.counts, gate_up); },
+        [&](Value x) { return grouped_rows_host(b, x, d.counts, down); });
+    return moe_combine_host(b, ys, d.slot, b.convert(top_k_weights, DType::F32));
+  }
   const Type s32{DType::S32, {pairs}};
 
   // Each pair's expert; ids outside [0, experts) become `experts`, which
@@ -122,30 +131,22 @@ Value moe_experts(Builder& b, Value hidden, Value top_k_index, Value top_k_weigh
   shlo::Shape es{experts, pairs};
   Value member = b.compare(Cmp::EQ, b.broadcast_in_dim(id, es, {1}), b.iota(Type{DType::S32, es}, 0));
   Value counts = b.reduce(b.convert(member, DType::S32), i32(b, 0), {1}, "add");
-  // The sorted pairs' inputs through their experts: on the host, by the
-  // native grouped kernel; elsewhere with one tile of zero rows after them
-  // (group_tiles), each expert's rows through its matrices. Either way an
-  // idle expert's weights are never read (at decode's few tokens most
+  // The sorted pairs' inputs through their experts, with one tile of zero
+  // rows after them (group_tiles), each expert's rows through its matrices.
+  // An idle expert's weights are never read (at decode's few tokens most
   // experts are idle).
   Value token_of = b.div(perm, b.constant(DType::S32, static_cast<double>(k), {pairs}));
-  Value ys;
-  if (host) {
-    ys = expert_ffn(
-        b, take_rows(b, hidden, token_of), act, [&](Value x) { return grouped_rows_host(b, x, counts, gate_up); },
-        [&](Value x) { return grouped_rows_host(b, x, counts, down); });
-  } else {
-    // Where each expert's rows start in the sorted order.
-    shlo::Shape ee{experts, experts};
-    Value before = b.compare(Cmp::LT, b.iota(Type{DType::S32, ee}, 1), b.iota(Type{DType::S32, ee}, 0));
-    Value starts = b.reduce(b.select(before, b.broadcast_in_dim(counts, ee, {1}), b.constant(DType::S32, 0, ee)),
-                            i32(b, 0), {1}, "add");
-    // The contracted dim of each expert matrix: its input features.
-    const int64_t w_in = layout == ExpertLayout::InOut ? 0 : 1;
-    Value xs = b.pad(take_rows(b, hidden, token_of), b.zero(dt), {0, 0}, {tile, 0}, {0, 0});
-    ys = group_tiles(b, xs, counts, starts, {gate_up, down}, tile, h, dt, [&](Builder& q, Value x, const Vals& w) {
-      return expert_ffn(q, x, act, contract_with(q, w[0], w_in, {}), contract_with(q, w[1], w_in, {}));
-    });
-  }
+  // Where each expert's rows start in the sorted order.
+  shlo::Shape ee{experts, experts};
+  Value before = b.compare(Cmp::LT, b.iota(Type{DType::S32, ee}, 1), b.iota(Type{DType::S32, ee}, 0));
+  Value starts = b.reduce(b.select(before, b.broadcast_in_dim(counts, ee, {1}), b.constant(DType::S32, 0, ee)),
+                          i32(b, 0), {1}, "add");
+  // The contracted dim of each expert matrix: its input features.
+  const int64_t w_in = layout == ExpertLayout::InOut ? 0 : 1;
+  Value xs = b.pad(take_rows(b, hidden, token_of), b.zero(dt), {0, 0}, {tile, 0}, {0, 0});
+  Value ys = group_tiles(b, xs, counts, starts, {gate_up, down}, tile, h, dt, [&](Builder& q, Value x, const Vals& w) {
+    return expert_ffn(q, x, act, contract_with(q, w[0], w_in, {}), contract_with(q, w[1], w_in, {}));
+  });
 
   // Weighted by each pair's routing weight (a sentinel pair's row is
   // dropped, not multiplied: its tile may hold anything), back in the

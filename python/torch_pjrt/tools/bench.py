@@ -332,6 +332,21 @@ def bench_compiled(cfg, repeats, new_tokens, batch=8, seq=128):
     return out
 
 
+# One thread on both sides, as ../shared/PERFORMANCE.md measures: PyTorch's
+# intra-op pool, and XLA:CPU's, which the plugin sizes when it starts from
+# NPROC (else every core the process may use): without it XLA's products ran
+# on both cores of a 2-core machine whatever --xla_cpu_multi_thread_eigen said.
+ONE_THREAD_ENV = {"XLA_FLAGS": "--xla_cpu_multi_thread_eigen=false", "NPROC": "1"}
+
+
+def one_thread(env=None):
+    """One thread for PyTorch here, and for XLA:CPU in env (default: this
+    process's, before the plugin starts) unless env already chooses."""
+    torch.set_num_threads(1)
+    for k, v in ONE_THREAD_ENV.items():
+        (os.environ if env is None else env).setdefault(k, v)
+
+
 _FIRST_STEP = r"""
 import json, sys, time, torch, torch_pjrt
 from torch_pjrt.tools.bench import _model, MODELS
@@ -594,7 +609,7 @@ def bench_dist(sizes, repeats, world=2, timeout_s=1800, threads=False):
     rank r on tpu:r (the device transport)."""
     with tempfile.TemporaryDirectory() as d:
         env = dict(os.environ)
-        env.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+        one_thread(env)
         outs = [os.path.join(d, f"rank{r}.json") for r in range(world)]
         if threads:
             env["TORCH_PJRT_CPU_DEVICES"] = str(world)
@@ -677,17 +692,15 @@ def main(argv=None):
     if a.moe:
         from . import bench_moe
         return bench_moe.main(a)
-    # One thread on both sides (as in PERFORMANCE.md): PyTorch's intra-op
-    # pool and XLA's Eigen pool; with two threads on a loaded 2-core machine
-    # the figures swing several-fold. Set before the plugin starts.
-    torch.set_num_threads(1)
+    # One thread on both sides (as in PERFORMANCE.md): with two threads on a
+    # loaded 2-core machine the figures swing several-fold.
     if torch_pjrt._C._initialized():
-        print("note: the PJRT runtime is already running; XLA_FLAGS cannot change now")
-    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+        print("note: the PJRT runtime is already running; XLA_FLAGS and NPROC cannot change now")
+    one_thread()
     modes = a.modes.split(",")
     cfg = MODELS[a.model]
     res = {"model": a.model, "config": cfg, "modes": modes, "runtime": torch_pjrt.runtime_info(),
-           "threads": {"torch": torch.get_num_threads()}}
+           "threads": {"torch": torch.get_num_threads(), "NPROC": os.environ.get("NPROC")}}
     compiled = a.compiled == "on" or (a.compiled == "auto" and a.model == "bench-llama") or a.only_compiled
     if a.only_compiled:
         return _write_compiled(a, res, cfg)

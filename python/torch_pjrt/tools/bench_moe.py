@@ -195,8 +195,7 @@ def chart(res, path):
 
 
 def main(a):
-    torch.set_num_threads(1)
-    os.environ.setdefault("XLA_FLAGS", "--xla_cpu_multi_thread_eigen=false")
+    bench.one_thread()
     batches = [int(b) for b in a.moe_batches.split(",")]
     caches = a.moe_caches.split(",")
     print(f"MoE decoding (Qwen3-MoE from config), {a.decode_tokens} new tokens, best of {a.repeats}")
@@ -204,6 +203,7 @@ def main(a):
         res = bench_moe(batches, caches, max(a.decode_tokens, 3), a.repeats)
     res["runtime"] = torch_pjrt.runtime_info()
     res["mode"] = "fused"
+    res["threads"] = {"torch": torch.get_num_threads(), "NPROC": os.environ.get("NPROC")}
     if any(k.endswith("_b64") for k in res["rows"]):
         res["ratios"] = ratios(res)
         print("ratios:", json.dumps(res["ratios"], indent=2))
