@@ -488,3 +488,43 @@ def test_grouped_mm_out_dtype_and_errors():
         torch._grouped_mm(a.to(TPU), b.to(TPU))
     with pytest.raises(RuntimeError, match="contraction"):
         torch._grouped_mm(a.to(TPU), b[:, :8].to(TPU), offs.to(TPU))
+
+
+def _grouped_rows_calls():
+    return torch_pjrt.runtime_info()["native_functions"].get("torch_pjrt_grouped_rows_f32", 0)
+
+
+@pytest.mark.skipif(not torch_pjrt.runtime_info()["native_functions"],
+                    reason="the plugin runs no native functions (XLA:CPU does)")
+def test_few_rows_read_the_weight_as_native_panels():
+    # On XLA:CPU an f32 product of few rows (decoding) reads a weight read
+    # again from the native kernel's panel-major copy: linear with a bias and
+    # x @ w.T, row counts with tails of every kind, 1 to 64 rows per pool
+    # thread. A weight that trains, a width that fills no panel, and more
+    # rows are read as they are.
+    threads = torch_pjrt.runtime_info()["xla_cpu_threads"]
+    for rows in (1, 5, 8, 13, 64 // threads, 64 // threads + 1):
+        w, bias, x = rnd(96, 40), rnd(96), rnd(rows, 40)
+        wd, bd, xd = w.to(TPU), bias.to(TPU), x.to(TPU)
+        with torch.no_grad():
+            start = _grouped_rows_calls()
+            for _ in range(3):
+                assert_close(F.linear(xd, wd, bd), F.linear(x, w, bias), atol=1e-5, rtol=1e-5)
+                assert_close(xd @ wd.T, x @ w.T, atol=1e-5, rtol=1e-5)
+            # The copy is made at the second read: five of six products.
+            assert _grouped_rows_calls() - start == (5 if rows * threads <= 64 else 0), rows
+    x = rnd(4, 40)
+    with torch.no_grad():
+        start = _grouped_rows_calls()
+        narrow = rnd(90, 40).to(TPU)
+        for _ in range(3):
+            assert_close(x.to(TPU) @ narrow.T, x @ narrow.cpu().T, atol=1e-5, rtol=1e-5)
+        assert _grouped_rows_calls() == start
+    trained = wd.clone().requires_grad_()
+    start = _grouped_rows_calls()
+    for _ in range(3):
+        y = F.linear(x.to(TPU), trained, bd)
+        assert_close(y.detach(), F.linear(x, w, bias), atol=1e-5, rtol=1e-5)
+    y.sum().backward()
+    assert_close(trained.grad, x.sum(0).expand(96, 40), atol=1e-5, rtol=1e-5)
+    assert _grouped_rows_calls() == start

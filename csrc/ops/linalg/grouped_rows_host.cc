@@ -13,6 +13,12 @@ shlo::Value grouped_rows_host(shlo::Builder& b, shlo::Value x, shlo::Value count
   return b.native_call(kGroupedRowsTarget, {x, counts, w}, {shlo::Type{shlo::DType::F32, {rows, cols}}})[0];
 }
 
+shlo::Value rows_host(shlo::Builder& b, shlo::Value x, shlo::Value w) {
+  const shlo::Shape& s = w.shape();
+  return grouped_rows_host(b, x, b.constant(shlo::DType::S32, static_cast<double>(x.shape()[0]), {1}),
+                           b.reshape(w, {1, s[0], s[1], s[2]}));
+}
+
 namespace {
 
 constexpr int kP = static_cast<int>(kHostPanel);

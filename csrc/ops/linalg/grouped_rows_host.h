@@ -34,6 +34,10 @@ inline constexpr const char* kGroupedRowsTarget = "torch_pjrt_grouped_rows_f32";
 // never read.
 shlo::Value grouped_rows_host(shlo::Builder& b, shlo::Value x, shlo::Value counts, shlo::Value w);
 
+// One matrix: x f32 [R, K] @ the [K, N] matrix whose panels are w f32
+// [N / kHostPanel, K, kHostPanel]. Result f32 [R, N].
+shlo::Value rows_host(shlo::Builder& b, shlo::Value x, shlo::Value w);
+
 // The native function behind kGroupedRowsTarget, and how many times it ran.
 pjrt::ffi::Error* grouped_rows_handler(pjrt::ffi::CallFrame* frame);
 int64_t grouped_rows_host_calls();

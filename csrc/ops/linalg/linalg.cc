@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "ops/elementwise/elementwise.h"
+#include "ops/linalg/grouped_rows_host.h"
 
 namespace ops {
 
@@ -90,7 +91,14 @@ Value contract(Builder& b, Value x, Value y, const std::vector<int64_t>& xb, con
   return emit_dot(b, x, y, xb, yb, xc, yc);
 }
 
-Value mm(Builder& b, Value x, Value y) { return b.convert(contract(b, x, y, {}, {}, {1}, {0}), x.dtype()); }
+namespace {
+// x @ y for a 2-D y, or for y as host panels.
+Value product(Builder& b, Value x, Value y) {
+  return y.shape().size() == 3 ? rows_host(b, x, y) : contract(b, x, y, {}, {}, {1}, {0});
+}
+}  // namespace
+
+Value mm(Builder& b, Value x, Value y) { return b.convert(product(b, x, y), x.dtype()); }
 
 Value bmm(Builder& b, Value x, Value y) { return b.convert(contract(b, x, y, {0}, {0}, {2}, {1}), x.dtype()); }
 
@@ -110,7 +118,7 @@ Value add_scaled(Builder& b, Value self, Value product, Value beta, Value alpha,
 }
 
 Value addmm(Builder& b, Value self, Value m1, Value m2, Value beta, Value alpha) {
-  return add_scaled(b, self, contract(b, m1, m2, {}, {}, {1}, {0}), beta, alpha, m1.dtype());
+  return add_scaled(b, self, product(b, m1, m2), beta, alpha, m1.dtype());
 }
 
 Value baddbmm(Builder& b, Value self, Value b1, Value b2, Value beta, Value alpha) {

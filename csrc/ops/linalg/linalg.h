@@ -22,7 +22,9 @@ shlo::DType accumulate_dtype(shlo::DType t);
 Value contract(Builder& b, Value x, Value y, const std::vector<int64_t>& x_batch, const std::vector<int64_t>& y_batch,
                const std::vector<int64_t>& x_contract, const std::vector<int64_t>& y_contract);
 
-// [n,k] @ [k,m] -> [n,m]
+// [n,k] @ [k,m] -> [n,m]. y (here and in addmm) may also come as the
+// panels of the native host kernel, [m / P, k, P] (f32, XLA:CPU only:
+// grouped_rows_host.h).
 Value mm(Builder& b, Value x, Value y);
 // [B,n,k] @ [B,k,m] -> [B,n,m]
 Value bmm(Builder& b, Value x, Value y);
