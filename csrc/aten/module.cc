@@ -50,7 +50,7 @@ py::dict runtime_info() {
     for (const engine::NativeFunction& f : engine::native_function_list()) native[py::str(f.name)] = f.calls();
   d["native_functions"] = native;
   // The threads XLA:CPU's pool runs products on (NPROC, else the cores).
-  if (tpu::platform() == "cpu") d["xla_cpu_threads"] = tpu::xla_cpu_threads();
+  if (tpu::platform() == "cpu") d["xla_cpu_threads"] = pjrt::ffi::host_pool_threads();
   return d;
 }
 

@@ -1,11 +1,7 @@
 #include "aten/tensor.h"
 
-#include <sched.h>
-
-#include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <cstdlib>
 #include <mutex>
 
 #include "aten/errors.h"
@@ -121,16 +117,6 @@ std::string platform() {
 bool native_functions() {
   return platform() == "cpu" &&
          guarded("starting the PJRT runtime", [] { return &engine::Runtime::get(); })->native_functions();
-}
-
-int xla_cpu_threads() {
-  static const int n = [] {
-    // NPROC is XLA's own setting, not one of ours (engine/env.cc).
-    if (const char* s = std::getenv("NPROC"); s && std::atoi(s) > 0) return std::atoi(s);
-    cpu_set_t set;
-    return sched_getaffinity(0, sizeof set, &set) == 0 ? std::max(1, CPU_COUNT(&set)) : 1;
-  }();
-  return n;
 }
 
 bool f64_supported() {

@@ -54,9 +54,6 @@ std::string platform();
 // Whether programs may call the engine's native functions (XLA:CPU took
 // them; engine::add_native_function): false under a platform override.
 bool native_functions();
-// The threads of XLA:CPU's pool, sized as the plugin sizes it when it
-// starts: NPROC if set, else the cores this process may run on.
-int xla_cpu_threads();
 // Whether the device holds float64 / complex128 (XLA:CPU and GPUs do, TPUs
 // do not). The platform can be overridden to test the TPU rules anywhere.
 bool f64_supported();

@@ -1,25 +1,49 @@
 #include "pjrt/ffi.h"
 
+#include <sched.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdlib>
+
 #include "pjrt/runtime.h"
 
 namespace pjrt {
 
 namespace {
 
-// The head of XLA's FFI api table (a frame's `api`): up to the first
-// function, the one making errors.
+// XLA's FFI api table (a frame's `api`), up to the functions we call:
+// making and destroying errors, and scheduling on the thread pool.
 struct ErrorCreateArgs {
   size_t struct_size;
   ffi::ExtensionBase* extension_start;
   const char* message;
   int code;
 };
-struct FfiApiHead {
+struct ErrorDestroyArgs {
+  size_t struct_size;
+  ffi::ExtensionBase* extension_start;
+  ffi::Error* error;
+};
+struct ScheduleArgs {
+  size_t struct_size;
+  ffi::ExtensionBase* extension_start;
+  void* ctx;
+  void (*task)(void*);
+  void* data;
+};
+struct FfiApi {
   size_t struct_size;
   ffi::ExtensionBase* extension_start;
   ffi::ApiVersion api_version;
   void* internal_api;
   ffi::Error* (*error_create)(ErrorCreateArgs*);
+  void* error_get_message;
+  void (*error_destroy)(ErrorDestroyArgs*);
+  // handler registration, stream, type ids, execution context, state and
+  // device memory, in the table's order
+  void* unused[8];
+  ffi::Error* (*thread_pool_schedule)(ScheduleArgs*);
 };
 
 // The PJRT FFI extension (pjrt_c_api_ffi_extension.h, version 2): its
@@ -55,9 +79,31 @@ bool answer_metadata(CallFrame* frame) {
 }
 
 Error* error(CallFrame* frame, const std::string& message) {
-  auto* api = static_cast<const FfiApiHead*>(frame->api);
+  auto* api = static_cast<const FfiApi*>(frame->api);
   ErrorCreateArgs a{sizeof(ErrorCreateArgs), nullptr, message.c_str(), /*invalid argument*/ 3};
   return api->error_create(&a);
+}
+
+bool schedule(CallFrame* frame, void (*task)(void*), void* data) {
+  auto* api = static_cast<const FfiApi*>(frame->api);
+  if (api->struct_size < offsetof(FfiApi, thread_pool_schedule) + sizeof(void*) || !api->thread_pool_schedule)
+    return false;
+  ScheduleArgs a{sizeof(ScheduleArgs), nullptr, frame->ctx, task, data};
+  Error* e = api->thread_pool_schedule(&a);
+  if (!e) return true;
+  ErrorDestroyArgs d{sizeof(ErrorDestroyArgs), nullptr, e};
+  api->error_destroy(&d);
+  return false;
+}
+
+int host_pool_threads() {
+  static const int n = [] {
+    // NPROC is XLA's own setting, not one of ours (engine/env.cc).
+    if (const char* s = std::getenv("NPROC"); s && std::atoi(s) > 0) return std::atoi(s);
+    cpu_set_t set;
+    return sched_getaffinity(0, sizeof set, &set) == 0 ? std::max(1, CPU_COUNT(&set)) : 1;
+  }();
+  return n;
 }
 
 }  // namespace ffi

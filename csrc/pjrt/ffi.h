@@ -98,6 +98,17 @@ bool answer_metadata(CallFrame* frame);
 // An error for XLA to report: code 3 (invalid argument) with message.
 Error* error(CallFrame* frame, const std::string& message);
 
+// Hands task(data) to the thread pool XLA runs the frame's program on (on
+// XLA:CPU its intra-op pool, the one its own products split over). False
+// when there is none or it refuses: task was not and will not be run. XLA
+// promises no parallelism: a task may run later, on any pool thread, or
+// before this returns; a caller waits only for work a task has started.
+bool schedule(CallFrame* frame, void (*task)(void*), void* data);
+
+// The threads of XLA:CPU's pool, sized as the plugin sizes it when it
+// starts: NPROC if set, else the cores this process may run on.
+int host_pool_threads();
+
 }  // namespace ffi
 
 // Registers handler as custom call target `name` for the plugin's platform

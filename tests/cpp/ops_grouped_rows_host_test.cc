@@ -74,3 +74,11 @@ TEST(OpsGroupedRowsHost, UnevenGroupsAndTails) {
 }
 
 TEST(OpsGroupedRowsHost, NegativeCountsAndCountsPastTheRows) { check({-4, 6, 30, 5}, 20, 33, 32); }
+
+TEST(OpsGroupedRowsHost, LargeProductsSplitOverThePool) {
+  // 134M multiply-adds: pieces of panels that XLA's pool threads share
+  // with the calling one, where the pool has more than one.
+  const int64_t before = ops::grouped_rows_host_pieces_elsewhere();
+  check({9, 0, 30, 25}, 64, 512, 4096);
+  if (pjrt::ffi::host_pool_threads() > 1) EXPECT_GT(ops::grouped_rows_host_pieces_elsewhere(), before);
+}

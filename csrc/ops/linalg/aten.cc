@@ -58,16 +58,14 @@ void check_expandable(const at::Tensor& self, at::IntArrayRef to) {
 // activation); a weight that trains changes each step and is read as it is.
 constexpr int64_t kManyRows = 16;
 
-// Where programs call native functions, an f32 product of few rows reads the
-// weight in the native kernel's panel form instead (grouped_rows_host.h): it
-// streams the weight once per 8 rows at one core's full rate, where XLA's
-// product packs the weight at each call. At 1 thread it is the faster for
-// every row count decoding has (64 x 512 x 32000: 20 ms against 23; 8 rows:
-// 3.2 against 10.8; 8 x 512 x 1408: 0.10 against 0.46); XLA's pool splits
-// its products over its threads, which the kernel does not, so the kernel
-// takes at most this many rows per pool thread (2 threads: 32 rows, 11.4
-// against 11.8 ms for 32 x 512 x 32000; 64 rows: 20 against 15.8).
-constexpr int64_t kNativeRowsPerThread = 64;
+// Where programs call native functions, an f32 product of up to this many
+// rows (decoding) reads the weight in the native kernel's panel form instead
+// (grouped_rows_host.h): it streams the weight once per 8 rows at a core's
+// full rate, where XLA's product packs the weight at each call. At 1 thread
+// (NPROC=1) it is the faster for every such row count: 64 x 512 x 32000 in
+// 20 ms against 23, 8 rows in 3.2 against 10.8, 8 x 512 x 1408 in 0.10
+// against 0.46.
+constexpr int64_t kNativeRows = 64;
 
 // [in, out] -> the panels of that matrix, [out / P, in, P] (a view).
 at::Tensor panels_of(const at::Tensor& rhs) {
@@ -81,7 +79,7 @@ engine::Ref read_right(const at::Tensor& lhs, const at::Tensor& rhs) {
   const bool trains = at::GradMode::is_enabled() && rhs.requires_grad();
   if (transposed && !trains && lhs.dim() == 2 && rhs.is_privateuseone() && platform() == "cpu") {
     const bool native = rhs.scalar_type() == at::kFloat && rhs.size(1) % ops::kHostPanel == 0 && lhs.size(0) > 0 &&
-                        lhs.size(0) * xla_cpu_threads() <= kNativeRowsPerThread && native_functions();
+                        lhs.size(0) <= kNativeRows && native_functions();
     if (native || lhs.size(0) >= kManyRows) {
       if (std::optional<engine::Ref> copy = dense_copy(native ? panels_of(rhs) : rhs)) return *copy;
     }

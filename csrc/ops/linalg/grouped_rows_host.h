@@ -39,7 +39,11 @@ shlo::Value grouped_rows_host(shlo::Builder& b, shlo::Value x, shlo::Value count
 shlo::Value rows_host(shlo::Builder& b, shlo::Value x, shlo::Value w);
 
 // The native function behind kGroupedRowsTarget, and how many times it ran.
+// Products of at least a few microseconds split their panels over the
+// threads of XLA's pool (the calling one among them).
 pjrt::ffi::Error* grouped_rows_handler(pjrt::ffi::CallFrame* frame);
 int64_t grouped_rows_host_calls();
+// Pieces of work the pool's other threads have run.
+int64_t grouped_rows_host_pieces_elsewhere();
 
 }  // namespace ops

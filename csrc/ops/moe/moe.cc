@@ -83,15 +83,8 @@ Value one_token(Builder& b, Value hidden, Value top_k_index, Value top_k_weights
     for (size_t d = 1; d < sz.size(); ++d) offset_dims.push_back(static_cast<int64_t>(d));
     return b.gather(w, ix, offset_dims, {0}, {0}, 1, sz, out);
   };
-  // The gathered matrices lead with the choice: input features one dim
-  // later ([k, out / P, in, P] panels: two later, the product flattened).
-  auto product = [&](Value w) -> Product {
-    w = take(w);
-    if (layout != ExpertLayout::HostPanels) return contract_with(b, w, layout == ExpertLayout::InOut ? 1 : 2, {0});
-    return [&b, w, k](Value x) {
-      return b.reshape(contract(b, x, w, {0}, {0}, {1}, {2}), {k, w.shape()[1] * w.shape()[3]});
-    };
-  };
+  // The gathered matrices lead with the choice: input features one dim later.
+  auto product = [&](Value w) { return contract_with(b, take(w), layout == ExpertLayout::InOut ? 1 : 2, {0}); };
   Value x = b.broadcast_in_dim(b.reshape(hidden, {h}), {k, h}, {1});
   Value y = expert_ffn(b, x, act, product(gate_up), product(down));  // [k, H]
   Value w = b.broadcast_in_dim(b.convert(b.reshape(top_k_weights, {k}), acc), {k, h}, {0});
@@ -106,17 +99,19 @@ Value moe_experts(Builder& b, Value hidden, Value top_k_index, Value top_k_weigh
                   Activation act, ExpertLayout layout, int64_t tile) {
   const DType dt = hidden.dtype(), acc = accumulate_dtype(dt);
   const int64_t tokens = hidden.shape()[0], h = hidden.shape()[1], k = top_k_index.shape()[1];
-  if (tokens == 1) return one_token(b, hidden, top_k_index, top_k_weights, gate_up, down, act, layout);
   const int64_t experts = gate_up.shape()[0], pairs = tokens * k;
   if (layout == ExpertLayout::HostPanels) {
     // On the host the routing and the products are native code
-    // (moe_host.h, grouped_rows_host.h); the activation stays here.
+    // (moe_host.h, grouped_rows_host.h), one token included: the kernel
+    // reads its experts' panels where they are, no gathered copy. The
+    // activation stays here.
     MoeDispatch d = moe_dispatch_host(b, hidden, b.convert(top_k_index, DType::S32), experts);
     Value ys = expert_ffn(
         b, d.rows, act, [&](Value x) { return grouped_rows_host(b, x, d.counts, gate_up); },
         [&](Value x) { return grouped_rows_host(b, x, d.counts, down); });
     return moe_combine_host(b, ys, d.slot, b.convert(top_k_weights, DType::F32));
   }
+  if (tokens == 1) return one_token(b, hidden, top_k_index, top_k_weights, gate_up, down, act, layout);
   const Type s32{DType::S32, {pairs}};
 
   // Each pair's expert; ids outside [0, experts) become `experts`, which

@@ -24,8 +24,7 @@ enum class ExpertLayout {
                // [E, H, I], as nn.Linear weights
   InOut,       // their last two dims swapped: [E, H, 2I] and [E, I, H]
   HostPanels,  // f32, the panel-major form of InOut (grouped_rows_host.h):
-               // [E, 2I / P, H, P] and [E, H / P, I, P]; XLA:CPU only for
-               // more than one token
+               // [E, 2I / P, H, P] and [E, H / P, I, P]; XLA:CPU only
 };
 
 // hidden [T, H]; top_k_index [T, K] (any integer type); top_k_weights
