@@ -17,14 +17,6 @@ using shlo::Value;
 
 namespace {
 
-void register_once() {
-  static bool done = [] {
-    pjrt::register_ffi_handler(test_env::client().api(), ops::kGroupedRowsTarget, "Host", &ops::grouped_rows_handler);
-    return true;
-  }();
-  (void)done;
-}
-
 // x [rows, k] grouped by counts through w [groups, k, n] (plain layout).
 std::vector<float> reference(const std::vector<float>& x, const std::vector<int>& counts, const std::vector<float>& w,
                              int64_t rows, int64_t k, int64_t n) {
@@ -44,7 +36,7 @@ std::vector<float> reference(const std::vector<float>& x, const std::vector<int>
 }
 
 void check(const std::vector<int>& counts, int64_t rows, int64_t k, int64_t n) {
-  register_once();
+  test_env::register_native(ops::kGroupedRowsTarget, &ops::grouped_rows_handler);
   const int64_t groups = counts.size(), p = ops::kHostPanel;
   std::mt19937 gen(7);
   std::normal_distribution<float> d;

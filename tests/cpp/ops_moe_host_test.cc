@@ -7,7 +7,6 @@
 #include <random>
 
 #include "ops/moe/moe_host.h"
-#include "pjrt/ffi.h"
 #include "test_env.h"
 
 using shlo::Builder;
@@ -17,18 +16,9 @@ using shlo::Value;
 
 namespace {
 
-void register_once() {
-  static bool done = [] {
-    const pjrt::Api& api = test_env::client().api();
-    pjrt::register_ffi_handler(api, ops::kMoeDispatchTarget, "Host", &ops::moe_dispatch_handler);
-    pjrt::register_ffi_handler(api, ops::kMoeCombineTarget, "Host", &ops::moe_combine_handler);
-    return true;
-  }();
-  (void)done;
-}
-
 TEST(OpsMoeHost, DispatchGroupsPairsAndCombineSumsThemBack) {
-  register_once();
+  test_env::register_native(ops::kMoeDispatchTarget, &ops::moe_dispatch_handler);
+  test_env::register_native(ops::kMoeCombineTarget, &ops::moe_combine_handler);
   const int64_t tokens = 9, k = 3, h = 5, experts = 4, pairs = tokens * k;
   // Expert 2 idle, ids -1 and 4 (outside [0, 4)) have no row.
   const std::vector<int> id = {0, 3, 1, 1, 0, -1, 3, 3, 4, 0, 1, 3, 1, 0, 3, 0, 3, 1, 3, 1, 0, 1, 0, -1, 1, 3, 0};

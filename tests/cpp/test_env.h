@@ -4,11 +4,13 @@
 
 #include <cstdlib>
 #include <memory>
+#include <set>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "engine/runtime.h"
+#include "pjrt/ffi.h"
 #include "pjrt/runtime.h"
 
 namespace test_env {
@@ -20,6 +22,13 @@ inline pjrt::Client& client() {
     return std::make_unique<pjrt::Client>(std::make_shared<pjrt::Api>(path), pjrt::ClientOptions{});
   }();
   return *c;
+}
+
+// Registers a native function with the test client's plugin, once per
+// target for the process.
+inline void register_native(const char* target, pjrt::ffi::Handler* handler) {
+  static std::set<std::string> done;
+  if (done.insert(target).second) pjrt::register_ffi_handler(client().api(), target, "Host", handler);
 }
 
 // Points the engine's runtime at the same plugin, once per process (the
