@@ -95,6 +95,13 @@ using Handler = Error*(CallFrame*);
 
 // Answers XLA's metadata query (true: the frame was one; return nullptr).
 bool answer_metadata(CallFrame* frame);
+// Whether a handler has nothing to do: the frame is XLA's metadata query
+// (answered here) or a stage before execution.
+inline bool idle(CallFrame* frame) { return answer_metadata(frame) || frame->stage != kExecuteStage; }
+// Whether the frame has this many operands and results.
+inline bool arity_is(const CallFrame* frame, int64_t args, int64_t rets) {
+  return frame->args.size == args && frame->rets.size == rets;
+}
 // An error for XLA to report: code 3 (invalid argument) with message.
 Error* error(CallFrame* frame, const std::string& message);
 

@@ -155,8 +155,8 @@ int64_t split(Work& w) {
 
 pjrt::ffi::Error* grouped_rows_handler(pjrt::ffi::CallFrame* frame) {
   using pjrt::ffi::DataType;
-  if (pjrt::ffi::answer_metadata(frame) || frame->stage != pjrt::ffi::kExecuteStage) return nullptr;
-  if (frame->args.size != 3 || frame->rets.size != 1)
+  if (pjrt::ffi::idle(frame)) return nullptr;
+  if (!pjrt::ffi::arity_is(frame, 3, 1))
     return pjrt::ffi::error(frame, std::string(kGroupedRowsTarget) + ": expects 3 operands and 1 result");
   pjrt::ffi::Buffer *x = pjrt::ffi::arg(frame, 0), *counts = pjrt::ffi::arg(frame, 1), *w = pjrt::ffi::arg(frame, 2),
                     *y = pjrt::ffi::ret(frame, 0);

@@ -26,22 +26,15 @@ shlo::Value moe_combine_host(shlo::Builder& b, shlo::Value ys, shlo::Value slot,
 namespace {
 
 using pjrt::ffi::arg;
+using pjrt::ffi::arity_is;
 using pjrt::ffi::Buffer;
 using pjrt::ffi::DataType;
+using pjrt::ffi::idle;
 using pjrt::ffi::ret;
 
 std::atomic<int64_t> g_dispatch_calls{0}, g_combine_calls{0};
 
 bool is(const Buffer* t, DataType d, int64_t rank) { return t->dtype == d && t->rank == rank; }
-
-// XLA's metadata query, or a stage before execution: nothing to do.
-bool idle(pjrt::ffi::CallFrame* frame) {
-  return pjrt::ffi::answer_metadata(frame) || frame->stage != pjrt::ffi::kExecuteStage;
-}
-
-bool counts_are(const pjrt::ffi::CallFrame* frame, int64_t args, int64_t rets) {
-  return frame->args.size == args && frame->rets.size == rets;
-}
 
 }  // namespace
 
@@ -49,7 +42,7 @@ pjrt::ffi::Error* moe_dispatch_handler(pjrt::ffi::CallFrame* frame) {
   if (idle(frame)) return nullptr;
   static const std::string usage =
       std::string(kMoeDispatchTarget) + ": expects f32 [T,H], s32 [T,K] -> f32 [T*K,H], s32 [E], s32 [T*K]";
-  if (!counts_are(frame, 2, 3)) return pjrt::ffi::error(frame, usage);
+  if (!arity_is(frame, 2, 3)) return pjrt::ffi::error(frame, usage);
   Buffer *hidden = arg(frame, 0), *ids = arg(frame, 1), *rows = ret(frame, 0), *counts = ret(frame, 1),
          *slot = ret(frame, 2);
   const bool shapes_fit = is(hidden, DataType::F32, 2) && is(ids, DataType::S32, 2) && is(rows, DataType::F32, 2) &&
@@ -90,7 +83,7 @@ pjrt::ffi::Error* moe_combine_handler(pjrt::ffi::CallFrame* frame) {
   if (idle(frame)) return nullptr;
   static const std::string usage =
       std::string(kMoeCombineTarget) + ": expects f32 [R,H], s32 [T*K], f32 [T,K] -> f32 [T,H]";
-  if (!counts_are(frame, 3, 1)) return pjrt::ffi::error(frame, usage);
+  if (!arity_is(frame, 3, 1)) return pjrt::ffi::error(frame, usage);
   Buffer *ys = arg(frame, 0), *slot = arg(frame, 1), *weights = arg(frame, 2), *out = ret(frame, 0);
   const bool shapes_fit = is(ys, DataType::F32, 2) && is(slot, DataType::S32, 1) && is(weights, DataType::F32, 2) &&
                           is(out, DataType::F32, 2) && slot->dims[0] == weights->dims[0] * weights->dims[1] &&

@@ -3,10 +3,11 @@
 //
 // Why: as StableHLO the routing is two sorts with a comparator region, a
 // compare-and-reduce for the counts, three row gathers and a masked weighted
-// sum, and XLA:CPU runs them at about 1 ms per layer at 64 tokens, half as
-// long as the products themselves. As native code the pairs are grouped by a
-// counting sort and summed back in one pass each: microseconds. Like the
-// products, only XLA:CPU runs them (f32); other plugins keep the StableHLO.
+// sum; as native code the pairs are grouped by a counting sort and summed
+// back in one pass each, and a single token needs no gathered copy of its
+// experts' matrices. At 64 tokens and one thread the layer went from
+// 3.1-3.2 to 2.9-3.1 ms (its two products are ~1.9 ms). Like the products,
+// only XLA:CPU runs them (f32); other plugins keep the StableHLO.
 #pragma once
 
 #include <cstdint>
