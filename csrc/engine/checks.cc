@@ -20,6 +20,9 @@ struct Check {
 
 std::mutex g_mu;
 std::vector<Check> g_checks;
+// The calling thread's read's held checks: another thread's read has its own
+// value to protect.
+thread_local std::unordered_set<const Node*> t_held;
 
 }  // namespace
 
@@ -39,13 +42,29 @@ void defer_check(const Ref& value, Verify verify) {
   if (mode() == Mode::Debug) run_checks();
 }
 
-void run_checks() {
+std::unordered_set<const Node*> deferred_checks() {
+  std::unordered_set<const Node*> nodes;
+  std::lock_guard<std::mutex> g(g_mu);
+  for (const Check& c : g_checks)
+    if (!c.slot->value.node->materialized()) nodes.insert(c.slot->value.node.get());
+  return nodes;
+}
+
+void hold_checks(std::unordered_set<const Node*> nodes) { t_held = std::move(nodes); }
+
+void run_checks(bool held) {
   std::vector<Check> checks;
   {
     std::lock_guard<std::mutex> g(g_mu);
-    if (g_checks.empty()) return;
     checks.swap(g_checks);
+    if (!held && !t_held.empty()) {
+      std::vector<Check> now;
+      for (Check& c : checks) (t_held.count(c.slot->value.node.get()) ? g_checks : now).push_back(std::move(c));
+      checks.swap(now);
+    }
+    t_held.clear();
   }
+  if (checks.empty()) return;
   std::exception_ptr first;
   for (Check& c : checks) {
     try {

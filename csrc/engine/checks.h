@@ -7,6 +7,7 @@
 #pragma once
 
 #include <functional>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/graph.h"
@@ -17,7 +18,18 @@ namespace engine {
 using Verify = std::function<void(const std::vector<int64_t>&)>;
 void defer_check(const Ref& value, Verify verify);
 // Reads back every pending check and runs its verify; the first failure is
-// raised after all pending checks are consumed.
-void run_checks();
+// raised after all pending checks are consumed. A host read (held=false)
+// leaves the checks hold_checks() named since its value did not need them.
+void run_checks(bool held = true);
+
+// Pending checks whose values are still deferred (fused mode's reads sort
+// them with the rest of the pending graph).
+std::unordered_set<const Node*> deferred_checks();
+// Names the checks the current host read does not wait for: their values
+// are computed by a program launched after the read's own, and nothing the
+// read returns was computed from the data they check. They are read at the
+// next read or synchronize(). Each read names its own (an empty set clears);
+// a thread's read holds only its own.
+void hold_checks(std::unordered_set<const Node*> nodes);
 
 }  // namespace engine

@@ -763,6 +763,93 @@ void quiesce() {
   }
 }
 
+namespace {
+
+// The deferred nodes reachable from root (root included when deferred) and,
+// when leaves is given, the materialized values they read, shared constants
+// aside (every program reads those; they carry no data of anyone's).
+void reach(Node* root, std::unordered_set<const Node*>& deferred, std::unordered_set<const Node*>* leaves) {
+  auto visit = [&](Node* n, std::vector<Node*>& stack) {
+    if (n->materialized()) {
+      if (leaves && n->device != kAnyDevice) leaves->insert(n);
+    } else if (deferred.insert(n).second) {
+      stack.push_back(n);
+    }
+  };
+  std::vector<Node*> stack;
+  visit(root, stack);
+  while (!stack.empty()) {
+    Node* n = stack.back();
+    stack.pop_back();
+    for (const Ref& in : n->inputs) visit(in.node.get(), stack);
+  }
+}
+
+}  // namespace
+
+bool split_for_read(const Ref& ref, const std::vector<Ref>& pending, const std::unordered_set<const Node*>& checks,
+                    std::vector<Ref>& with, std::vector<Ref>& apart) {
+  // The launch queue is idle (the caller drained it), but another thread's
+  // strict-mode launch may be trimming nodes.
+  std::lock_guard<std::mutex> lock(g_materialize_mu);
+  std::unordered_set<const Node*> mine, reads;
+  reach(ref.node.get(), mine, &reads);
+  reads.insert(mine.begin(), mine.end());
+  // A check of data the read's value is computed from is answered by the
+  // read's own program: the read never shows data a pending check rejects.
+  for (const Ref& p : pending) {
+    if (!checks.count(p.node.get()) || mine.count(p.node.get())) continue;
+    std::unordered_set<const Node*> d, l;
+    reach(p.node.get(), d, &l);
+    bool relevant = false;
+    for (const auto* set : {&d, &l})
+      for (const Node* n : *set) relevant = relevant || reads.count(n);
+    if (relevant) mine.insert(d.begin(), d.end());
+  }
+  // Whether a deferred node's graph reaches the read's program, memoized
+  // over the pending graph (walked once).
+  std::unordered_map<const Node*, bool> memo;
+  auto reaches = [&](Node* root) {
+    std::vector<std::pair<Node*, size_t>> stack{{root, 0}};
+    std::vector<char> hit{0};
+    while (!stack.empty()) {
+      auto& [n, next] = stack.back();
+      if (next < n->inputs.size()) {
+        Node* m = n->inputs[next++].node.get();
+        if (m->materialized()) continue;
+        if (mine.count(m)) {
+          hit.back() = 1;
+          continue;
+        }
+        auto f = memo.find(m);
+        if (f != memo.end()) {
+          hit.back() |= f->second;
+          continue;
+        }
+        stack.push_back({m, 0});
+        hit.push_back(0);
+        continue;
+      }
+      const bool h = hit.back();
+      memo[n] = h;
+      stack.pop_back();
+      hit.pop_back();
+      if (!hit.empty()) hit.back() |= h;
+    }
+    return memo[root];
+  };
+  for (const Ref& p : pending) {
+    Node* n = p.node.get();
+    if (n->materialized() || mine.count(n))
+      with.push_back(p);
+    else if (!reaches(n))
+      apart.push_back(p);
+    else
+      return false;
+  }
+  return true;
+}
+
 pjrt::BufferPtr buffer(const Ref& ref) {
   prepare_read(ref);  // also waits for queued strict-mode work touching ref
   if (!ref.node->buffers[ref.index])
@@ -773,7 +860,7 @@ pjrt::BufferPtr buffer(const Ref& ref) {
 void to_host(const Ref& ref, void* dst, size_t nbytes) {
   if (nbytes == 0) return;
   pjrt::BufferPtr b = buffer(ref);
-  run_checks();  // data computed from bad input is never shown
+  run_checks(/*held=*/false);  // data computed from bad input is never shown
   timeline::Scoped span(timeline::Kind::DeviceToHost, "device to host", static_cast<int64_t>(nbytes));
   b->to_host(dst, nbytes);
 }

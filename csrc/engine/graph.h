@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <unordered_set>
 #include <vector>
 
 #include "pjrt/runtime.h"
@@ -84,6 +85,14 @@ Ref to_device(const Ref& ref, int device);
 void materialize(const std::vector<Ref>& refs);
 // Materializes and returns the buffer behind ref.
 pjrt::BufferPtr buffer(const Ref& ref);
+// Sorts the pending values of a host read of ref (fused mode) into those to
+// compute with ref in one program (`with`: values inside ref's deferred
+// graph, and the checks among `checks` that read any data ref's graph reads)
+// and those whose deferred graph shares no node with that program
+// (`apart`). False when a value shares only part of it: shared work must not
+// run twice, so one program then computes everything.
+bool split_for_read(const Ref& ref, const std::vector<Ref>& pending, const std::unordered_set<const Node*>& checks,
+                    std::vector<Ref>& with, std::vector<Ref>& apart);
 // Nodes recorded since the last reset (the fused mode's size bound).
 int64_t recorded_nodes();
 void reset_recorded_nodes();

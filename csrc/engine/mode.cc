@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <vector>
 
+#include "engine/checks.h"
 #include "engine/env.h"
 #include "engine/executor.h"
 #include "engine/program.h"
@@ -151,12 +152,31 @@ void settle() {
 void prepare_read(const Ref& ref) {
   release_held();
   drain();
+  hold_checks({});
   if (ref.node->materialized()) return;
   // The queue is idle: materialize here rather than pay a thread hop.
   std::vector<Ref> refs = take_pending();
-  refs.push_back(ref);
   count_flush();
-  materialize(refs);
+  // What the read needs runs first, alone; the rest of the pending graph, if
+  // it shares no work with it, is launched behind it and not waited for. A
+  // loop whose host reads a flag the step's work does not feed (generate()'s
+  // "every sequence done" without an end token) then records its next step
+  // while the device runs this one, as the host runs ahead of a CUDA stream.
+  std::vector<Ref> with, apart;
+  const std::unordered_set<const Node*> checks = refs.empty() ? std::unordered_set<const Node*>{} : deferred_checks();
+  if (refs.empty() || !split_for_read(ref, refs, checks, with, apart) || apart.empty()) {
+    refs.push_back(ref);
+    materialize(refs);
+    return;
+  }
+  with.push_back(ref);
+  materialize(with);
+  std::unordered_set<const Node*> held;
+  for (const Ref& r : apart)
+    if (checks.count(r.node.get())) held.insert(r.node.get());
+  hold_checks(std::move(held));
+  count_flush();
+  enqueue(std::move(apart));
 }
 
 void commit(const std::shared_ptr<Slot>& slot) {

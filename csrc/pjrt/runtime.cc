@@ -132,6 +132,13 @@ void Api::check(PJRT_Error* err, const std::string& context) const {
   throw Error(context + ": " + text, code);
 }
 
+bool Api::ok(PJRT_Error* err) const {
+  if (!err) return true;
+  PJRT_Error_Code code;
+  error_text(api_, err, &code);
+  return false;
+}
+
 // ---------------------------------------------------------------- Event
 
 Event::~Event() {
@@ -252,12 +259,42 @@ size_t Buffer::on_device_bytes() const {
 }
 
 void Buffer::to_host(void* dst, size_t nbytes) const {
+  if (read_in_place(dst, nbytes)) return;
   auto a = PJRT_ARGS(PJRT_Buffer_ToHostBuffer_Args);
   a.src = buf_;
   a.dst = dst;
   a.dst_size = nbytes;
   api_->check(api_->raw()->PJRT_Buffer_ToHostBuffer(&a), "copying a device buffer to the host");
   Event(api_, a.event).await("copying a device buffer to the host");
+}
+
+// XLA:CPU queues its own device-to-host copy on the client's worker threads,
+// behind any program running there: with one worker (NPROC=1) reading a small
+// value computed long ago waited for the whole program launched after it.
+// A computed buffer in host memory is copied directly instead.
+bool Buffer::read_in_place(void* dst, size_t nbytes) const {
+  if (!api_->host_memory() || nbytes == 0 || nbytes != on_device_bytes()) return false;
+  const PJRT_Api* raw = api_->raw();
+  if (!raw->PJRT_Buffer_GetMemoryLayout || !raw->PJRT_Buffer_UnsafePointer) return false;
+  auto r = PJRT_ARGS(PJRT_Buffer_ReadyEvent_Args);
+  r.buffer = buf_;
+  if (!api_->ok(raw->PJRT_Buffer_ReadyEvent(&r))) return false;
+  Event ready(api_, r.event);
+  if (!ready.ready()) return false;
+  ready.await("copying a device buffer to the host");  // the producer's failure, as the plugin's copy reports it
+  auto l = PJRT_ARGS(PJRT_Buffer_GetMemoryLayout_Args);
+  l.buffer = buf_;
+  if (!api_->ok(raw->PJRT_Buffer_GetMemoryLayout(&l)) || l.layout.type != PJRT_Buffer_MemoryLayout_Type_Tiled ||
+      l.layout.tiled.num_tiles != 0)
+    return false;
+  const size_t rank = l.layout.tiled.minor_to_major_size;
+  for (size_t i = 0; i < rank; ++i)
+    if (l.layout.tiled.minor_to_major[i] != static_cast<int64_t>(rank - 1 - i)) return false;
+  auto u = PJRT_ARGS(PJRT_Buffer_UnsafePointer_Args);
+  u.buffer = buf_;
+  if (!api_->ok(raw->PJRT_Buffer_UnsafePointer(&u)) || !u.buffer_pointer) return false;
+  std::memcpy(dst, reinterpret_cast<const void*>(u.buffer_pointer), nbytes);
+  return true;
 }
 
 void Buffer::await_ready(const std::string& context) const {
@@ -449,6 +486,7 @@ Client::Client(std::shared_ptr<Api> api, const ClientOptions& opts) : api_(std::
   p.client = client_;
   api_->check(raw->PJRT_Client_PlatformName(&p), "PJRT_Client_PlatformName");
   platform_.assign(p.platform_name, p.platform_name_size);
+  api_->set_host_memory(platform_ == "cpu");
   auto v = PJRT_ARGS(PJRT_Client_PlatformVersion_Args);
   v.client = client_;
   api_->check(raw->PJRT_Client_PlatformVersion(&v), "PJRT_Client_PlatformVersion");

@@ -67,6 +67,10 @@ class Buffer {
   int device() const { return device_; }
   // Copies the whole buffer into dst (dense, row-major); blocks until done.
   void to_host(void* dst, size_t nbytes) const;
+  // The same for a buffer already computed whose memory the host can read
+  // (Api::host_memory, dense row-major layout): copied here and now. False,
+  // with dst untouched, when it is not such a buffer.
+  bool read_in_place(void* dst, size_t nbytes) const;
   // Waits for the buffer's producer; throws its error if it failed.
   void await_ready(const std::string& context) const;
   // A program is about to consume this buffer (donation): it stops counting
@@ -141,11 +145,19 @@ class Api {
   const std::map<std::string, std::string>& attributes() const { return attrs_; }
   // Turns a PJRT_Error into an exception (and frees it); no-op on nullptr.
   void check(PJRT_Error* err, const std::string& context) const;
+  // Frees err; true when there was none (for calls whose failure only
+  // means "take the general path").
+  bool ok(PJRT_Error* err) const;
+  // Whether the device memory of this plugin's client is this process's own
+  // memory (XLA:CPU), so a computed buffer can be read in place.
+  bool host_memory() const { return host_memory_; }
+  void set_host_memory(bool on) { host_memory_ = on; }
 
  private:
   std::string path_;
   const PJRT_Api* api_ = nullptr;
   std::map<std::string, std::string> attrs_;
+  bool host_memory_ = false;
 };
 
 struct ClientOptions {

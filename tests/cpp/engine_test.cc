@@ -60,6 +60,49 @@ TEST(Engine, SharedSubgraphIsComputedOnce) {
   EXPECT_EQ(host(c, 2), (std::vector<float>{6, -6}));
 }
 
+// A host read computes what it needs and leaves the rest of the pending
+// graph to a program launched behind it, unless the two share work.
+TEST(Engine, AReadSplitsOffPendingWorkItSharesNothingWith) {
+  test_env::configure_engine();
+  std::vector<float> in{1, 2};
+  const shlo::Type t{shlo::DType::F32, {2}};
+  engine::Ref x = engine::from_host(in.data(), t), y = engine::from_host(in.data(), t);
+  engine::Ref inner = affine(x, 2.0), read = affine(inner, 0.5);
+  // Same scales as the read's: equal scalars share one constant, which is no
+  // data of either side.
+  engine::Ref other = affine(affine(y, 2.0), 0.5);
+  engine::Ref on_x = affine(x, 3.0), on_y = affine(y, 3.0);  // checks of data each side reads
+  engine::Ref uses_inner = affine(inner, 4.0);
+
+  std::vector<engine::Ref> with, apart;
+  ASSERT_TRUE(
+      engine::split_for_read(read, {inner, other, on_x, on_y}, {on_x.node.get(), on_y.node.get()}, with, apart));
+  auto nodes = [](const std::vector<engine::Ref>& v) {
+    std::vector<const engine::Node*> n;
+    for (const auto& r : v) n.push_back(r.node.get());
+    return n;
+  };
+  EXPECT_EQ(nodes(with), (std::vector<const engine::Node*>{inner.node.get(), on_x.node.get()}));
+  EXPECT_EQ(nodes(apart), (std::vector<const engine::Node*>{other.node.get(), on_y.node.get()}));
+
+  // on_x is no check here: it reads x beside the read's program but shares
+  // none of its work, so it goes apart.
+  with.clear();
+  apart.clear();
+  ASSERT_TRUE(engine::split_for_read(read, {on_x}, {}, with, apart));
+  EXPECT_TRUE(with.empty());
+  EXPECT_EQ(nodes(apart), (std::vector<const engine::Node*>{on_x.node.get()}));
+
+  // A value built on part of the read's work would need it twice.
+  with.clear();
+  apart.clear();
+  EXPECT_FALSE(engine::split_for_read(read, {other, uses_inner}, {}, with, apart));
+
+  engine::materialize({read, other, on_x, on_y, uses_inner});
+  EXPECT_EQ(host(read, 2), (std::vector<float>{4.5, 9}));
+  EXPECT_EQ(host(uses_inner, 2), (std::vector<float>{15, 30}));
+}
+
 TEST(Engine, LoweringErrorsNameTheOp) {
   test_env::configure_engine();
   std::vector<float> in{1};

@@ -22,6 +22,26 @@ TEST(Pjrt, RoundTripsHostData) {
   EXPECT_EQ(in, out);
 }
 
+// XLA:CPU's memory is the host's: a computed buffer is copied out directly
+// (the plugin's own copy would queue behind any running program).
+TEST(Pjrt, AComputedBufferIsReadInPlaceOnHostMemory) {
+  auto& c = test_env::client();
+  ASSERT_TRUE(c.api().host_memory());
+  std::vector<int32_t> in{7, -2, 3, 4, 5, 6};
+  auto b = c.from_host(in.data(), PJRT_Buffer_Type_S32, {3, 2});
+  b->await_ready("test");
+  std::vector<int32_t> out(6, 0);
+  ASSERT_TRUE(b->read_in_place(out.data(), out.size() * 4));
+  EXPECT_EQ(in, out);
+  EXPECT_FALSE(b->read_in_place(out.data(), 8));  // not the whole buffer: the general path says why
+  const bool flags[3] = {true, false, true};
+  auto p = c.from_host(flags, PJRT_Buffer_Type_PRED, {3});
+  p->await_ready("test");
+  bool got[3] = {false, true, false};
+  ASSERT_TRUE(p->read_in_place(got, 3));
+  EXPECT_TRUE(got[0] && !got[1] && got[2]);
+}
+
 TEST(Pjrt, CompileErrorIsAnException) {
   auto& c = test_env::client();
   EXPECT_THROW(c.compile("module { this is not mlir }"), pjrt::Error);

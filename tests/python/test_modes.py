@@ -228,3 +228,60 @@ def test_fused_clusters_cut_at_the_bound_run_while_recording_goes_on(restore_mod
         for o, r in zip(outs, refs):
             assert_close(o, r)
         assert_close(x, ref)
+
+
+@pytest.mark.once("sets the eager modes it checks itself")
+def test_fused_read_launches_the_work_it_does_not_need_behind_it(restore_mode):
+    # A read computes what its value needs in a program of its own; pending
+    # work that shares nothing with it is launched behind it, not waited for
+    # (a decoding loop reading its "all done" flag records the next step
+    # while the device runs this one).
+    torch_pjrt.set_eager_mode("fused")
+    torch.tpu.synchronize()
+    a, b = torch.randn(32, 48), torch.randn(48, 16)
+    live = torch.ones(5, dtype=torch.long, device=TPU)
+    prod = torch.tanh(a.to(TPU) @ b.to(TPU))
+    live = live & ~torch.full((5,), False, device=TPU)
+    before = torch_pjrt.fused_stats()["flushes"]
+    assert not bool(live.max() == 0)
+    assert torch_pjrt.fused_stats()["flushes"] == before + 2  # the flag's program, then the rest
+    assert_close(prod, torch.tanh(a @ b))
+    # Work the read shares goes with it: one program.
+    x = torch.randn(16)
+    s = torch.sin(x.to(TPU))
+    total = s.sum() * 2
+    before = torch_pjrt.fused_stats()["flushes"]
+    assert total.item() == pytest.approx(float(torch.sin(x).sum() * 2), rel=1e-5)
+    assert torch_pjrt.fused_stats()["flushes"] == before + 1
+    assert_close(s, torch.sin(x))
+
+
+@pytest.mark.once("sets the eager modes it checks itself")
+def test_fused_read_never_shows_data_a_held_check_rejects(restore_mode):
+    torch_pjrt.set_eager_mode("fused")
+    torch.tpu.synchronize()
+    table = torch.randn(8, 4, device=TPU)
+    bad = torch.tensor([1, 9]).to(TPU)
+    # A check the read does not need is held for the next read or sync: the
+    # flag is right whatever the lookup finds.
+    rows = table[bad]
+    live = torch.ones(3, dtype=torch.long, device=TPU) & ~torch.full((3,), False, device=TPU)
+    assert bool(live.max() == 1)
+    with pytest.raises(IndexError, match="out of range|out of bounds"):
+        torch.tpu.synchronize()
+    del rows
+    # Data computed from the bad index raises at its read, pending work or not.
+    base = torch.randn(64)
+    other = torch.cos(base.to(TPU))
+    rows = table[bad]
+    with pytest.raises(IndexError, match="out of range|out of bounds"):
+        rows.sum().item()
+    assert_close(other, torch.cos(base))
+    torch.tpu.synchronize()
+    # Held until the next read, which raises it though it reads something else.
+    rows = table[bad]
+    live = torch.ones(3, dtype=torch.long, device=TPU) & ~torch.full((3,), False, device=TPU)
+    assert bool(live.max() == 1)
+    with pytest.raises(IndexError, match="out of range|out of bounds"):
+        torch.ones(2, device=TPU).sum().item()
+    torch.tpu.synchronize()
