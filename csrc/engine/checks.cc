@@ -52,12 +52,12 @@ std::unordered_set<const Node*> deferred_checks() {
 
 void hold_checks(std::unordered_set<const Node*> nodes) { t_held = std::move(nodes); }
 
-void run_checks(bool held) {
+void run_checks(bool include_held) {
   std::vector<Check> checks;
   {
     std::lock_guard<std::mutex> g(g_mu);
     checks.swap(g_checks);
-    if (!held && !t_held.empty()) {
+    if (!include_held && !t_held.empty()) {
       std::vector<Check> now;
       for (Check& c : checks) (t_held.count(c.slot->value.node.get()) ? g_checks : now).push_back(std::move(c));
       checks.swap(now);

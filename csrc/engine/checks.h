@@ -18,9 +18,10 @@ namespace engine {
 using Verify = std::function<void(const std::vector<int64_t>&)>;
 void defer_check(const Ref& value, Verify verify);
 // Reads back every pending check and runs its verify; the first failure is
-// raised after all pending checks are consumed. A host read (held=false)
-// leaves the checks hold_checks() named since its value did not need them.
-void run_checks(bool held = true);
+// raised after all pending checks are consumed. A host read passes
+// include_held=false: it leaves the checks hold_checks() named, which its
+// value did not need.
+void run_checks(bool include_held = true);
 
 // Pending checks whose values are still deferred (fused mode's reads sort
 // them with the rest of the pending graph).

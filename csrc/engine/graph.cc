@@ -860,7 +860,7 @@ pjrt::BufferPtr buffer(const Ref& ref) {
 void to_host(const Ref& ref, void* dst, size_t nbytes) {
   if (nbytes == 0) return;
   pjrt::BufferPtr b = buffer(ref);
-  run_checks(/*held=*/false);  // data computed from bad input is never shown
+  run_checks(/*include_held=*/false);  // data computed from bad input is never shown
   timeline::Scoped span(timeline::Kind::DeviceToHost, "device to host", static_cast<int64_t>(nbytes));
   b->to_host(dst, nbytes);
 }
