@@ -743,6 +743,8 @@ void synchronize() {
       if (!first) first = std::current_exception();
     }
   }
+  // The memory of values freed before now is back with the plugin.
+  pjrt::flush_releases();
   if (first) std::rethrow_exception(first);
 }
 

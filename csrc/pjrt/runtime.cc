@@ -1,9 +1,16 @@
 #include "pjrt/runtime.h"
 
 #include <dlfcn.h>
+#include <pthread.h>
 
 #include <atomic>
+#include <condition_variable>
+#include <cstdlib>
 #include <cstring>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
 
 namespace pjrt {
 
@@ -221,14 +228,99 @@ Buffer::Buffer(const Api* api, PJRT_Buffer* b, int64_t bytes, int device)
   count(device_, bytes);
 }
 
+namespace {
+
+void destroy(const PJRT_Api* api, PJRT_Buffer* b) {
+  auto d = PJRT_ARGS(PJRT_Buffer_Destroy_Args);
+  d.buffer = b;
+  if (PJRT_Error* e = api->PJRT_Buffer_Destroy(&d)) {
+    PJRT_Error_Code c;
+    error_text(api, e, &c);  // nothing sensible to do in a destructor
+  }
+}
+
+// Destroying a PJRT buffer may block: XLA:CPU's waits until every program
+// launched to read it has started. A decode loop's host froze that way for
+// most of a step, freeing the previous step's graph while the engine held
+// its launch lock, so the next step was planned and launched only once the
+// device had gone idle. Buffers are destroyed on this one thread instead, in
+// the order they were released; from the process's exit on, where released.
+class Releaser {
+ public:
+  static Releaser& get() {
+    static Releaser* r = new Releaser();  // lives for the process, as the buffers do
+    return *r;
+  }
+
+  void release(const PJRT_Api* api, PJRT_Buffer* b) {
+    // A forked child's copies of the parent's buffers are the parent's to
+    // destroy, and the child has no releasing thread (nor plugin threads).
+    if (g_forked.load(std::memory_order_relaxed)) return;
+    {
+      std::lock_guard<std::mutex> l(mu_);
+      if (!exiting_) {
+        queue_.emplace_back(api, b);
+        if (idle_) wake_.notify_one();
+        return;
+      }
+    }
+    destroy(api, b);
+  }
+
+  void flush() {
+    if (g_forked.load(std::memory_order_relaxed)) return;
+    std::unique_lock<std::mutex> l(mu_);
+    done_.wait(l, [&] { return queue_.empty() && !busy_; });
+  }
+
+ private:
+  // Made when the first buffer is released, so after the plugin's own
+  // statics: its exit handler runs before they are torn down.
+  Releaser() {
+    pthread_atfork(nullptr, nullptr, [] { g_forked.store(true, std::memory_order_relaxed); });
+    std::atexit([] { get().at_exit(); });
+    std::thread([this] { loop(); }).detach();
+  }
+
+  void at_exit() {
+    flush();
+    std::lock_guard<std::mutex> l(mu_);
+    exiting_ = true;
+  }
+
+  void loop() {
+    pthread_setname_np(pthread_self(), "tpu-release");
+    std::vector<std::pair<const PJRT_Api*, PJRT_Buffer*>> batch;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> l(mu_);
+        busy_ = false;
+        done_.notify_all();
+        idle_ = true;
+        wake_.wait(l, [&] { return !queue_.empty(); });
+        idle_ = false;
+        busy_ = true;
+        batch.swap(queue_);
+      }
+      for (const auto& [api, b] : batch) destroy(api, b);
+      batch.clear();
+    }
+  }
+
+  static inline std::atomic<bool> g_forked{false};
+  std::mutex mu_;
+  std::condition_variable wake_, done_;
+  std::vector<std::pair<const PJRT_Api*, PJRT_Buffer*>> queue_;
+  bool idle_ = false, busy_ = false, exiting_ = false;
+};
+
+}  // namespace
+
+void flush_releases() { Releaser::get().flush(); }
+
 Buffer::~Buffer() {
   if (!donated_) count(device_, -bytes_);
-  auto d = PJRT_ARGS(PJRT_Buffer_Destroy_Args);
-  d.buffer = buf_;
-  if (PJRT_Error* e = api_->raw()->PJRT_Buffer_Destroy(&d)) {
-    PJRT_Error_Code c;
-    error_text(api_->raw(), e, &c);  // nothing sensible to do in a destructor
-  }
+  Releaser::get().release(api_->raw(), buf_);
 }
 
 void Buffer::set_donated(bool donated) {
@@ -269,9 +361,10 @@ void Buffer::to_host(void* dst, size_t nbytes) const {
 }
 
 // XLA:CPU queues its own device-to-host copy on the client's worker threads,
-// behind any program running there: with one worker (NPROC=1) reading a small
-// value computed long ago waited for the whole program launched after it.
-// A computed buffer in host memory is copied directly instead.
+// behind any program running or queued there: with one worker (NPROC=1)
+// reading a small value waited for the whole program launched after its
+// producer (a decode loop's read of step n's check waited for step n + 1
+// too). A buffer in host memory is copied directly once it is computed.
 bool Buffer::read_in_place(void* dst, size_t nbytes) const {
   if (!api_->host_memory() || nbytes == 0 || nbytes != on_device_bytes()) return false;
   const PJRT_Api* raw = api_->raw();
@@ -280,7 +373,6 @@ bool Buffer::read_in_place(void* dst, size_t nbytes) const {
   r.buffer = buf_;
   if (!api_->ok(raw->PJRT_Buffer_ReadyEvent(&r))) return false;
   Event ready(api_, r.event);
-  if (!ready.ready()) return false;
   ready.await("copying a device buffer to the host");  // the producer's failure, as the plugin's copy reports it
   auto l = PJRT_ARGS(PJRT_Buffer_GetMemoryLayout_Args);
   l.buffer = buf_;

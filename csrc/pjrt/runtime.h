@@ -52,7 +52,10 @@ class Event {
 constexpr int kMaxDevices = 64;
 
 // An immutable array on one device. Shared: storages, the graph and
-// in-flight executions may all hold it.
+// in-flight executions may all hold it. The last holder's release returns
+// at once: the plugin's buffer is destroyed on a background thread, as
+// destroying one may wait for the programs queued to read it
+// (flush_releases).
 class Buffer {
  public:
   // bytes: its size on the device, counted in live_bytes() while it lives;
@@ -67,8 +70,8 @@ class Buffer {
   int device() const { return device_; }
   // Copies the whole buffer into dst (dense, row-major); blocks until done.
   void to_host(void* dst, size_t nbytes) const;
-  // The same for a buffer already computed whose memory the host can read
-  // (Api::host_memory, dense row-major layout): copied here and now. False,
+  // The same for a buffer whose memory the host can read (Api::host_memory,
+  // dense row-major layout): once its producer is done, copied here. False,
   // with dst untouched, when it is not such a buffer.
   bool read_in_place(void* dst, size_t nbytes) const;
   // Waits for the buffer's producer; throws its error if it failed.
@@ -221,6 +224,10 @@ class Client {
 int64_t live_bytes(int device = -1);
 int64_t peak_bytes(int device = -1);
 void reset_peak_bytes(int device = -1);
+
+// Waits until every buffer released so far has been destroyed: its device
+// memory is back with the plugin, unless a program still reads it.
+void flush_releases();
 
 // Size in bytes of one element of a PJRT buffer type (0 if unsupported).
 size_t element_size(PJRT_Buffer_Type t);
