@@ -278,10 +278,18 @@ std::optional<engine::Ref> dense_copy(const at::Tensor& t) {
     return c && c->of.lock() == now.node && c->index == now.index && c->dtype == t.scalar_type() &&
            c->offset == t.storage_offset() && t.sizes().equals(c->sizes) && t.strides().equals(c->strides);
   };
-  if (is_this_view(s.view_copy.get())) return s.view_copy->copy->value;
+  if (is_this_view(s.view_copy.get())) {
+    // A read of the copied view breaks the candidate's run: a weight read
+    // one way once per call and another way many times in it (a prefill's
+    // many rows, then each decoding step's few) keeps the copy the many
+    // reads use, instead of trading copies every second call (each trade a
+    // copy to make and new programs to compile).
+    s.candidate.reset();
+    return s.view_copy->copy->value;
+  }
   // Another view is counted as the candidate; it replaces the copy held
-  // only once read twice, so views each read once (one expert's matrix
-  // after another's) never evict a copy still in use.
+  // only once read twice in a row, so views each read once (one expert's
+  // matrix after another's) never evict a copy still in use.
   if (!is_this_view(s.candidate.get())) {
     s.candidate = std::make_unique<ViewCopy>();
     ViewCopy* c = s.candidate.get();
