@@ -53,8 +53,8 @@ constexpr int kMaxDevices = 64;
 
 // An immutable array on one device. Shared: storages, the graph and
 // in-flight executions may all hold it. The last holder's release returns
-// at once: the plugin's buffer is destroyed on a background thread, as
-// destroying one may wait for the programs queued to read it
+// at once: a donated buffer's handle, whose destroy may wait for the program
+// consuming it to start, is destroyed on a background thread
 // (flush_releases).
 class Buffer {
  public:
@@ -225,8 +225,7 @@ int64_t live_bytes(int device = -1);
 int64_t peak_bytes(int device = -1);
 void reset_peak_bytes(int device = -1);
 
-// Waits until every buffer released so far has been destroyed: its device
-// memory is back with the plugin, unless a program still reads it.
+// Waits until every buffer released so far has been destroyed.
 void flush_releases();
 
 // Size in bytes of one element of a PJRT buffer type (0 if unsupported).

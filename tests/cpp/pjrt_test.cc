@@ -43,8 +43,9 @@ TEST(Pjrt, AComputedBufferIsReadInPlaceOnHostMemory) {
 }
 
 // Releasing the last handle of a buffer donated to a queued program returns
-// at once (XLA:CPU's own destroy waits for that program to start), the
-// program still reads it, and its result is read in place when computed.
+// at once (XLA:CPU's own destroy waits for that program to start), as does
+// one it only reads; the program still reads both, and its result is read
+// in place when computed.
 TEST(Pjrt, ReleasingABufferDonatedToAQueuedProgramDoesNotWait) {
   auto& c = test_env::client();
   const char* slow =
@@ -56,28 +57,31 @@ TEST(Pjrt, ReleasingABufferDonatedToAQueuedProgramDoesNotWait) {
       "  return %1 : tensor<1536x1536xf32>\n }\n}\n";
   const char* sum =
       "module @m {\n func.func public @main(%a: tensor<1536x1536xf32>, %b: tensor<3xf32> {tf.aliasing_output = 0 : "
-      "i32}) -> tensor<3xf32> {\n"
+      "i32}, %c: tensor<3xf32>) -> tensor<3xf32> {\n"
       "  %0 = stablehlo.slice %a [0:1, 0:3] : (tensor<1536x1536xf32>) -> tensor<1x3xf32>\n"
       "  %1 = stablehlo.reshape %0 : (tensor<1x3xf32>) -> tensor<3xf32>\n"
       "  %2 = stablehlo.multiply %1, %1 : tensor<3xf32>\n"
-      "  %3 = stablehlo.add %2, %b : tensor<3xf32>\n  return %3 : tensor<3xf32>\n }\n}\n";
+      "  %3 = stablehlo.add %2, %b : tensor<3xf32>\n"
+      "  %4 = stablehlo.multiply %3, %c : tensor<3xf32>\n  return %4 : tensor<3xf32>\n }\n}\n";
   auto long_exe = c.compile(slow), short_exe = c.compile(sum);
-  std::vector<float> zeros(1536 * 1536, 0.0f), in{1, 2, 3}, out(3);
+  std::vector<float> zeros(1536 * 1536, 0.0f), in{1, 2, 3}, scale{2, 3, -1}, out(3);
   auto a = c.from_host(zeros.data(), PJRT_Buffer_Type_F32, {1536, 1536});
   auto b = c.from_host(in.data(), PJRT_Buffer_Type_F32, {3});
-  a->await_ready("test");
-  b->await_ready("test");
+  auto k = c.from_host(scale.data(), PJRT_Buffer_Type_F32, {3});
+  for (auto* x : {&a, &b, &k}) (*x)->await_ready("test");
   std::unique_ptr<pjrt::Event> running;
   auto first = long_exe->execute({a->get()}, {}, false, &running);
   // Queued behind the first, consuming b (donated: its memory is the result's).
-  auto second = short_exe->execute({first[0]->get(), b->get()}, {0}, true);
+  // k is only read (destroyed where released: XLA:CPU does not wait).
+  auto second = short_exe->execute({first[0]->get(), b->get(), k->get()}, {0, 2}, true);
   b->set_donated(true);
-  b.reset();  // the last handle, while the program reading it waits
-  EXPECT_FALSE(running->ready()) << "the release waited for the running program";
+  b.reset();  // the last handles, while the program reading them waits
+  k.reset();
+  EXPECT_FALSE(running->ready()) << "a release waited for the running program";
   // Read in place once computed (the plugin's own copy would queue on its
   // workers behind whatever runs there).
   ASSERT_TRUE(second[0]->read_in_place(out.data(), 12));
-  EXPECT_EQ(out, in);
+  EXPECT_EQ(out, (std::vector<float>{2, 6, -3}));
   pjrt::flush_releases();
 }
 
