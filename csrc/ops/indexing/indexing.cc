@@ -135,8 +135,8 @@ Value scatter_dim(Builder& b, Value x, int64_t dim, Value idx, Value src, Combin
   // The CPU sums f16 and bf16 targets in f32 and rounds once: summed in
   // their own dtype, a target hit by many updates drifted by an ulp of its
   // larger partial sums (f16: 0.003 off in a result of 0.05).
-  if (c == Combine::Add && (x.dtype() == DType::F16 || x.dtype() == DType::BF16))
-    return b.convert(scatter_dim(b, b.convert(x, DType::F32), dim, idx, b.convert(src, DType::F32), c), x.dtype());
+  if (c == Combine::Add && opmath(x.dtype()) != x.dtype())
+    return from_opmath(b, scatter_dim(b, to_opmath(b, x), dim, idx, to_opmath(b, src), c), x.dtype());
   Value upd = b.convert(src, x.dtype());
   if (upd.rank() == 0) {
     upd = splat_to(b, upd, idx.shape());
@@ -324,7 +324,7 @@ Value embedding_backward(Builder& b, Value grad, Value idx, int64_t num_weights,
   int64_t D = grad.rank() == 0 ? 1 : grad.shape().back();
   DType out_t = grad.dtype();
   // Half types accumulate in f32 so many small updates to one row keep precision.
-  DType acc = out_t == DType::F16 || out_t == DType::BF16 ? DType::F32 : out_t;
+  DType acc = opmath(out_t);
   Value g = b.convert(b.reshape(grad, {N, D}), acc);
   DType it = index_type(num_weights);
   Value i = b.convert(b.reshape(idx, {N}), it);
