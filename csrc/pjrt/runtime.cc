@@ -264,7 +264,7 @@ class Releaser {
       std::lock_guard<std::mutex> l(mu_);
       if (!exiting_) {
         queue_.emplace_back(api, b);
-        if (idle_) wake_.notify_one();
+        wake_.notify_one();
         return;
       }
     }
@@ -274,7 +274,7 @@ class Releaser {
   void flush() {
     if (g_forked.load(std::memory_order_relaxed)) return;
     std::unique_lock<std::mutex> l(mu_);
-    done_.wait(l, [&] { return queue_.empty() && !busy_; });
+    done_.wait(l, [&] { return queue_.empty() && idle_; });
   }
 
  private:
@@ -298,12 +298,10 @@ class Releaser {
     for (;;) {
       {
         std::unique_lock<std::mutex> l(mu_);
-        busy_ = false;
-        done_.notify_all();
         idle_ = true;
+        done_.notify_all();
         wake_.wait(l, [&] { return !queue_.empty(); });
         idle_ = false;
-        busy_ = true;
         batch.swap(queue_);
       }
       for (const auto& [api, b] : batch) destroy(api, b);
@@ -315,7 +313,8 @@ class Releaser {
   std::mutex mu_;
   std::condition_variable wake_, done_;
   std::vector<std::pair<const PJRT_Api*, PJRT_Buffer*>> queue_;
-  bool idle_ = false, busy_ = false, exiting_ = false;
+  bool idle_ = false;  // the thread waits for work, none queued
+  bool exiting_ = false;
 };
 
 }  // namespace
