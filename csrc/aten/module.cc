@@ -65,7 +65,14 @@ PYBIND11_MODULE(_C, m) {
           c.plugin_name = name;
           c.missing_hint = hint;
           c.cpu_device_count = cpu_devices;
+          c.api = engine::open_plugin(c);
           engine::Runtime::configure(c);
+          // What the loaded plugin says of itself, before any client exists
+          // (python -m torch_pjrt info shows it when the client fails).
+          py::dict d;
+          d["pjrt_api_version"] = std::to_string(c.api->major()) + "." + std::to_string(c.api->minor());
+          for (const auto& [k, v] : c.api->attributes()) d[py::str(k)] = v;
+          return d;
         });
   m.def("_runtime_info", &runtime_info);
   m.def("_initialized", &engine::Runtime::initialized);

@@ -35,16 +35,50 @@ int add_native_function(const NativeFunction& f) {
 
 const std::vector<NativeFunction>& native_function_list() { return native_functions_added(); }
 
+// Finds, loads and checks the plugin (its file, GetPjrtApi, the API
+// version, PJRT_Plugin_Initialize): a few milliseconds, no client and no
+// device touched, so configure() does it at import and a missing or
+// incompatible plugin is reported there, not at the first tensor.
+std::shared_ptr<pjrt::Api> open_plugin(const Config& cfg) {
+  if (cfg.plugin_path.empty()) {
+    throw pjrt::Error("no PJRT plugin found for '" + cfg.plugin_name + "'" +
+                      (cfg.missing_hint.empty() ? "" : ": " + cfg.missing_hint));
+  }
+  {
+    std::ifstream f(cfg.plugin_path);
+    if (!f.good())
+      throw pjrt::Error("PJRT plugin file '" + cfg.plugin_path + "' does not exist" +
+                        (cfg.missing_hint.empty() ? "" : ": " + cfg.missing_hint));
+  }
+  // XLA logs informational lines to stderr by default; keep warnings.
+  setenv("TF_CPP_MIN_LOG_LEVEL", "1", /*overwrite=*/0);
+  // XLA:CPU multiplies through Eigen and its own emitted loops faster than
+  // through XNNPACK for the shapes models run here: XNNPACK repacks a
+  // matmul's weight operand at every call (measured: a small Llama's fused
+  // training step 51.1 -> 48.4 ms, batch-64 decoding 5535 -> 5734 tokens/s,
+  // a batch-64 Qwen3-MoE compiled decode step 49 -> 44 ms). A choice the
+  // user's XLA_FLAGS makes stands. Set before the plugin loads, which may
+  // read its flags then.
+  if (cfg.plugin_name == "cpu") {
+    const char* flags = std::getenv("XLA_FLAGS");
+    std::string f = flags ? flags : "";
+    if (f.find("xla_cpu_use_xnnpack") == std::string::npos)
+      setenv("XLA_FLAGS", (f + (f.empty() ? "" : " ") + "--xla_cpu_use_xnnpack=false").c_str(), /*overwrite=*/1);
+  }
+  return std::make_shared<pjrt::Api>(cfg.plugin_path);
+}
+
 void Runtime::configure(const Config& cfg) {
   std::lock_guard<std::mutex> g(g_init_mu);
   if (g_runtime) throw pjrt::Error("the PJRT runtime is already running; configure it before first use");
+  Config next = cfg;
+  if (!next.api) next.api = open_plugin(next);
   // The multi-process settings have their own call (made later than the
   // plugin's, by the distributed layer) and survive this one.
-  Config keep = g_cfg;
-  g_cfg = cfg;
-  g_cfg.node_id = keep.node_id;
-  g_cfg.num_nodes = keep.num_nodes;
-  g_cfg.kv_store = keep.kv_store;
+  next.node_id = g_cfg.node_id;
+  next.num_nodes = g_cfg.num_nodes;
+  next.kv_store = g_cfg.kv_store;
+  g_cfg = next;
 }
 
 void Runtime::configure_multi_process(int64_t node_id, int64_t num_nodes, std::shared_ptr<pjrt::KeyValueStore> store) {
@@ -95,36 +129,13 @@ size_t mapping_budget() {
 }  // namespace
 
 Runtime::Runtime() : cfg_(g_cfg), capacity_(cache_capacity()), mapping_budget_(mapping_budget()) {
-  if (cfg_.plugin_path.empty()) {
-    throw pjrt::Error("no PJRT plugin found for '" + cfg_.plugin_name + "'" +
-                      (cfg_.missing_hint.empty() ? "" : ": " + cfg_.missing_hint));
-  }
-  {
-    std::ifstream f(cfg_.plugin_path);
-    if (!f.good())
-      throw pjrt::Error("PJRT plugin file '" + cfg_.plugin_path + "' does not exist" +
-                        (cfg_.missing_hint.empty() ? "" : ": " + cfg_.missing_hint));
-  }
-  // XLA logs informational lines to stderr by default; keep warnings.
-  setenv("TF_CPP_MIN_LOG_LEVEL", "1", /*overwrite=*/0);
-  // XLA:CPU multiplies through Eigen and its own emitted loops faster than
-  // through XNNPACK for the shapes models run here: XNNPACK repacks a
-  // matmul's weight operand at every call (measured: a small Llama's fused
-  // training step 51.1 -> 48.4 ms, batch-64 decoding 5535 -> 5734 tokens/s,
-  // a batch-64 Qwen3-MoE compiled decode step 49 -> 44 ms). A choice the
-  // user's XLA_FLAGS makes stands.
-  if (cfg_.plugin_name == "cpu") {
-    const char* flags = std::getenv("XLA_FLAGS");
-    std::string f = flags ? flags : "";
-    if (f.find("xla_cpu_use_xnnpack") == std::string::npos)
-      setenv("XLA_FLAGS", (f + (f.empty() ? "" : " ") + "--xla_cpu_use_xnnpack=false").c_str(), /*overwrite=*/1);
-  }
+  if (!cfg_.api) cfg_.api = open_plugin(cfg_);
   pjrt::ClientOptions opts;
   opts.cpu_device_count = cfg_.cpu_device_count;
   opts.node_id = cfg_.node_id;
   opts.num_nodes = cfg_.num_nodes;
   opts.kv_store = cfg_.kv_store;
-  client_ = std::make_unique<pjrt::Client>(std::make_shared<pjrt::Api>(cfg_.plugin_path), opts);
+  client_ = std::make_unique<pjrt::Client>(cfg_.api, opts);
   // XLA:CPU runs native functions on the host; a plugin without handler
   // registration leaves the ops on their StableHLO lowerings.
   std::string platform = client_->platform();

@@ -39,7 +39,13 @@ struct Config {
   int64_t node_id = -1;
   int64_t num_nodes = -1;
   std::shared_ptr<pjrt::KeyValueStore> kv_store;
+  // The loaded plugin; configure() loads it (open_plugin) when unset.
+  std::shared_ptr<pjrt::Api> api;
 };
+
+// Loads and checks cfg's plugin without making a client; throws pjrt::Error
+// naming what is missing and how to install it.
+std::shared_ptr<pjrt::Api> open_plugin(const Config& cfg);
 
 // Native functions programs call on the host (custom calls XLA:CPU runs):
 // an op whose lowering emits one adds it here once (a static registration
@@ -57,8 +63,8 @@ const std::vector<NativeFunction>& native_function_list();
 
 class Runtime {
  public:
-  // Sets where the plugin is before first use; later calls after the client
-  // exists are an error.
+  // Sets which plugin to use and loads it (a missing or incompatible one
+  // throws here); the client is made on first use. After that, an error.
   static void configure(const Config& cfg);
   // Makes the client, once created, node node_id of num_nodes, exchanging
   // topology through store. Same rule: before first use.
