@@ -1,6 +1,7 @@
 """Builds the C++ core with CMake (Ninja, ccache when present) against the
 installed torch and the PJRT header from the installed xla-cpu-pjrt wheel.
-Use `pip install --no-build-isolation .` so the build sees that torch."""
+Use `pip install --no-build-isolation .` (or `pip wheel --no-build-isolation
+--no-deps -w dist .`) so the build sees that torch."""
 import os
 import shutil
 import subprocess
@@ -11,6 +12,13 @@ from setuptools import Extension, setup
 from setuptools.command.build_ext import build_ext
 
 ROOT = Path(__file__).resolve().parent
+
+
+def torch_release():
+    """The installed torch's major.minor, read without importing torch (an
+    import would autoload an installed torch_pjrt)."""
+    from importlib.metadata import version
+    return ".".join(version("torch").split("+")[0].split(".")[:2])
 
 
 class CMakeExtension(Extension):
@@ -28,14 +36,20 @@ class CMakeBuild(build_ext):
              "-DCMAKE_BUILD_TYPE=Release"], cwd=build_dir)
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
         subprocess.check_call(["cmake", "--build", ".", "-j", jobs], cwd=build_dir)
-        built = next(build_dir.glob("_C*.so"))
+        built = [next(build_dir.glob("_C*.so")), build_dir / "_build_info.py"]
         # Keep an in-tree copy so tests can also run from the source tree.
-        for dest in {Path(self.get_ext_fullpath(ext.name)).resolve(),
-                     (ROOT / "python" / "torch_pjrt" / built.name).resolve()}:
-            dest.parent.mkdir(parents=True, exist_ok=True)
-            tmp = dest.with_name("." + dest.name + ".tmp")
-            shutil.copy2(built, tmp)
-            os.replace(tmp, dest)  # atomic: running processes keep their mapped copy
+        for dest_dir in {Path(self.get_ext_fullpath(ext.name)).resolve().parent,
+                         (ROOT / "python" / "torch_pjrt").resolve()}:
+            dest_dir.mkdir(parents=True, exist_ok=True)
+            for src in built:
+                dest = dest_dir / src.name
+                tmp = dest.with_name("." + dest.name + ".tmp")
+                shutil.copy2(src, tmp)
+                os.replace(tmp, dest)  # atomic: running processes keep their mapped copy
 
 
-setup(ext_modules=[CMakeExtension("torch_pjrt._C")], cmdclass={"build_ext": CMakeBuild})
+setup(
+    ext_modules=[CMakeExtension("torch_pjrt._C")],
+    cmdclass={"build_ext": CMakeBuild},
+    install_requires=[f"torch=={torch_release()}.*", "xla-cpu-pjrt", "numpy"],
+)

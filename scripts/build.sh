@@ -11,6 +11,7 @@ cmake -S . -B build/release -G Ninja -DPython3_EXECUTABLE="$("$PY" -c 'import sy
   -DCMAKE_BUILD_TYPE=Release >/dev/null
 cmake --build build/release -j "${JOBS:-2}"
 # Replace atomically: a running process keeps its mapped copy intact.
-for so in build/release/_C*.so; do
-  cp "$so" "python/torch_pjrt/.$(basename "$so").tmp" && mv -f "python/torch_pjrt/.$(basename "$so").tmp" "python/torch_pjrt/$(basename "$so")"
+# The build record (_build_info.py) goes with the extension it describes.
+for f in build/release/_C*.so build/release/_build_info.py; do
+  cp "$f" "python/torch_pjrt/.$(basename "$f").tmp" && mv -f "python/torch_pjrt/.$(basename "$f").tmp" "python/torch_pjrt/$(basename "$f")"
 done
