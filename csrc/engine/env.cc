@@ -10,7 +10,7 @@ namespace engine::env {
 
 const std::vector<Var>& all() {
   static const std::vector<Var> vars{
-      {"TORCH_PJRT_PLUGIN", "tpu if libtpu finds chips, else cpu",
+      {"TORCH_PJRT_PLUGIN", "tpu where libtpu finds chips, cuda where NVIDIA GPUs and an XLA:GPU plugin are, else cpu",
        "`cpu`, `tpu`, `cuda`, or a path to a PJRT plugin `.so`"},
       {"TORCH_PJRT_PLUGIN_PATH", "unset",
        "the plugin `.so` the C++ tests and benchmarks load (Python resolves "
@@ -28,6 +28,8 @@ const std::vector<Var>& all() {
       {"TORCH_PJRT_DUMP_FAILED", "0", "print the StableHLO of a program that fails to compile"},
       {"TORCH_PJRT_TEST_SEED", "random", "tests: replay a run's random inputs (a failure prints its seed)"},
       {"TORCH_PJRT_TEST_REQUIRE", "unset", "tests: packages whose absence fails the run instead of skipping"},
+      {"TORCH_PJRT_TEST_INSTALLED", "unset",
+       "tests: the suite checks an installed torch_pjrt (a wheel), and fails if it imported the source tree's"},
       {"TORCH_PJRT_TEST_MODES", "strict fused debug", "tests: the eager modes `scripts/test.sh` runs"},
       {"TORCH_PJRT_CONFORMANCE_OUT", "unset", "tests: where the conformance tests leave their reports"},
       {"TORCH_PJRT_CONFORMANCE_FAULTS", "unset",

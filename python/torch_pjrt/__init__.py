@@ -6,49 +6,71 @@ the torch.backends entry point) makes `torch.device("tpu")` available.
 import atexit
 import contextlib
 import os
+import sys
 import time
 
+import _torch_pjrt_autoload as _load_record
 
-def _autoload():
-    """Entry point for torch.backends autoloading: importing does the work.
-    Defined before `import torch`, which may autoload this very module."""
+from ._version import __version__  # noqa: F401
 
 
-import torch  # noqa: E402
+def _run_as_main():
+    """True while `python -m torch_pjrt ...` imports this package: the
+    command reports a failed load (info) instead of dying on it."""
+    argv = getattr(sys, "orig_argv", [])
+    return sys.argv[:1] == ["-m"] and any(a == "-m" and b == "torch_pjrt" for a, b in zip(argv, argv[1:]))
 
-from . import _env, _plugins
 
-_name, _path, _hint = _plugins.resolve()
+if _load_record.error is not None:
+    raise ImportError(_load_record.error)
 
-from . import _C  # noqa: E402  (loads the native backend: registers PrivateUse1 kernels)
+try:
+    _load_record.check_build(os.path.dirname(os.path.abspath(__file__)))
 
-_C._configure(_path, _name, _hint, int(_env.get("TORCH_PJRT_CPU_DEVICES", "1")))
+    import torch
 
-if torch._C._get_privateuse1_backend_name() != "tpu":
-    torch.utils.rename_privateuse1_backend("tpu")
+    from . import _env, _plugins
 
-from . import device_module  # noqa: E402
+    plugin_choice = _plugins.resolve()
+    if not plugin_choice.path:
+        raise _load_record.PluginUnavailable(f"none is installed for '{plugin_choice.name}': {plugin_choice.hint}")
 
-torch._register_device_module("tpu", device_module)
-torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
+    from . import _C  # loads the native backend: registers PrivateUse1 kernels
 
-__version__ = "0.1.0"
+    # Loads and checks the plugin now (a few ms; the client waits for first use).
+    try:
+        _plugin_attributes = _C._configure(plugin_choice.path, plugin_choice.name, plugin_choice.hint,
+                                           int(_env.get("TORCH_PJRT_CPU_DEVICES", "1")))
+    except RuntimeError as _err:
+        raise _load_record.PluginUnavailable(str(_err)) from _err
 
-from . import _accelerate  # noqa: E402
+    if torch._C._get_privateuse1_backend_name() != "tpu":
+        torch.utils.rename_privateuse1_backend("tpu")
 
-_accelerate.install()  # Trainer and Accelerator default to tpu (see _accelerate.py)
+    from . import device_module
 
-from . import _dynamo_hook  # noqa: E402,F401  (torch.compile(backend="tpu"))
-from . import kernels  # noqa: E402,F401  (transformers' layers on tpu: see kernels/__init__.py)
-from . import distributed  # noqa: E402
-from ._jax_op import JaxOp, jax_op  # noqa: E402,F401  (imports jax only when used)
+    torch._register_device_module("tpu", device_module)
+    torch.utils.generate_methods_for_privateuse1_backend(for_tensor=True, for_module=True, for_storage=True)
 
-distributed.install()  # the c10d backend "tpu_dist" (see distributed.py)
+    from . import _accelerate
+
+    _accelerate.install()  # Trainer and Accelerator default to tpu (see _accelerate.py)
+
+    from . import _dynamo_hook  # noqa: F401  (torch.compile(backend="tpu"))
+    from . import kernels  # noqa: F401  (transformers' layers on tpu: see kernels/__init__.py)
+    from . import distributed
+    from ._jax_op import JaxOp, jax_op  # noqa: F401  (imports jax only when used)
+
+    distributed.install()  # the c10d backend "tpu_dist" (see distributed.py)
+except Exception as _err:
+    _load_record.fail(_err)
+    if not _run_as_main():
+        raise ImportError(_load_record.error) from _err
 
 
 @atexit.register
 def _drain_at_exit():
-    if not _C._initialized():
+    if _load_record.error is not None or not _C._initialized():
         return
     # Finish device work before the process tears down its statics.
     try:
@@ -64,8 +86,9 @@ def _drain_at_exit():
 
 def runtime_info() -> dict:
     """The loaded plugin: platform, plugin_path, pjrt_api_version,
-    device_count, and the XLA / StableHLO versions the plugin reports."""
-    return dict(_C._runtime_info())
+    device_count, the XLA / StableHLO versions the plugin reports, and why
+    this plugin was chosen (plugin_choice)."""
+    return dict(_C._runtime_info(), plugin_choice=plugin_choice.reason)
 
 
 def cache_stats() -> dict:

@@ -2,7 +2,9 @@
   cpu  -> xla-cpu-pjrt      (XLA:CPU, the default where no TPU is found)
   tpu  -> libtpu            (TPU VMs)
   cuda -> jax-cuda13-pjrt / xla-cuda13-pjrt (XLA:GPU on NVIDIA)
+(the extras torch_pjrt[tpu] and torch_pjrt[cuda] install them)
 or TORCH_PJRT_PLUGIN=/path/to/plugin.so."""
+import collections
 import glob
 import importlib
 import os
@@ -11,8 +13,8 @@ from . import _env
 
 INSTALL_HINT = {
     "cpu": "install it with `pip install xla-cpu-pjrt`",
-    "tpu": "install it with `pip install libtpu` (on a TPU VM)",
-    "cuda": "install it with `pip install jax-cuda13-pjrt` (or xla-cuda13-pjrt)",
+    "tpu": "install it with `pip install torch_pjrt[tpu]` (libtpu, on a TPU VM)",
+    "cuda": "install it with `pip install torch_pjrt[cuda]` (jax-cuda13-pjrt, on an NVIDIA GPU machine)",
 }
 
 
@@ -58,13 +60,32 @@ def _has_tpu_chips():
     return bool(glob.glob("/dev/accel*") or glob.glob("/dev/vfio/[0-9]*"))
 
 
+def _has_nvidia_gpus():
+    return bool(glob.glob("/dev/nvidia[0-9]*"))
+
+
+Choice = collections.namedtuple("Choice", "name path hint reason")
+Choice.__doc__ = """The plugin in use: name (cpu, tpu, cuda, path), path ('' when not
+installed), hint (how to install it), reason (why it was chosen)."""
+
+
 def resolve(name=None):
-    """Returns (name, path, install_hint); path is '' when not installed."""
-    name = name or _env.get("TORCH_PJRT_PLUGIN", "")
+    """Chooses the plugin: `name`, else TORCH_PJRT_PLUGIN, else the first of
+    TPU (libtpu installed and chips present), GPU (an XLA:GPU plugin installed
+    and an NVIDIA device present), XLA:CPU."""
+    reason = f"asked for '{name}'" if name else ""
+    if not name and _env.get("TORCH_PJRT_PLUGIN", ""):
+        name = _env.get("TORCH_PJRT_PLUGIN")
+        reason = f"TORCH_PJRT_PLUGIN={name}"
     if not name:
-        name = "tpu" if _tpu_path() and _has_tpu_chips() else "cpu"
+        if _tpu_path() and _has_tpu_chips():
+            name, reason = "tpu", "libtpu is installed and TPU chips are present"
+        elif _cuda_path() and _has_nvidia_gpus():
+            name, reason = "cuda", "an XLA:GPU plugin is installed and NVIDIA GPUs are present"
+        else:
+            name, reason = "cpu", "the default: no TPU chips or NVIDIA GPUs with their plugin installed"
     finders = {"cpu": _cpu_path, "tpu": _tpu_path, "cuda": _cuda_path, "gpu": _cuda_path}
     if name in finders:
         key = "cuda" if name == "gpu" else name
-        return key, finders[name](), INSTALL_HINT[key]
-    return "path", name, f"no PJRT plugin at '{name}'"
+        return Choice(key, finders[name](), INSTALL_HINT[key], reason)
+    return Choice("path", name, f"no PJRT plugin at '{name}'", reason)

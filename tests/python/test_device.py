@@ -142,20 +142,6 @@ def test_autoload_through_import_torch_alone():
     assert "tpu:0 2.0" in r.stdout
 
 
-@pytest.mark.once("checks a fresh process's start")
-def test_missing_plugin_names_the_package():
-    r = run_py("import torch, torch_pjrt\n"
-               "try:\n    torch.ones(1, device='tpu')\nexcept RuntimeError as e:\n    print('ERR', e)\n"
-               "print(torch.tpu.is_available())", TORCH_PJRT_PLUGIN="tpu")
-    assert r.returncode == 0, r.stderr
-    assert "pip install libtpu" in r.stdout
-    assert "False" in r.stdout
-    r = run_py("import torch, torch_pjrt\n"
-               "try:\n    torch.ones(1, device='tpu')\nexcept RuntimeError as e:\n    print('ERR', e)\n",
-               TORCH_PJRT_PLUGIN="/nonexistent/plugin.so")
-    assert "/nonexistent/plugin.so" in r.stdout
-
-
 def test_bad_inputs_raise_and_process_keeps_working():
     a = torch.randn(3, device=TPU)
     with pytest.raises(RuntimeError, match="same device"):

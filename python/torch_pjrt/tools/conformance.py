@@ -523,7 +523,7 @@ def _environment():
     the plugin, the eager mode the workers inherit."""
     import torch
     import torch_pjrt
-    return {"torch": torch.__version__, "platform": torch_pjrt._name,
+    return {"torch": torch.__version__, "platform": torch_pjrt.plugin_choice.name,
             "eager_mode": _env.get("TORCH_PJRT_EAGER_MODE", "strict")}
 
 
