@@ -8,6 +8,13 @@ def main():
         print("usage: python -m torch_pjrt {conformance|bench|info|env} [options]", file=sys.stderr)
         return 2
     cmd, rest = sys.argv[1], sys.argv[2:]
+    if cmd == "info":  # first: it also reports a package that failed to load
+        from .tools import info
+        return info.main(rest)
+    import _torch_pjrt_autoload as record
+    if record.error is not None:
+        print(record.error, file=sys.stderr)
+        return 1
     if cmd == "conformance":
         from .tools import conformance
         return conformance.main(rest)
@@ -18,11 +25,6 @@ def main():
         from . import _env
         print(_env.markdown_table(), end="")
         return 0
-    import json
-
-    import torch_pjrt
-    print(json.dumps(torch_pjrt.runtime_info(), indent=2))
-    return 0
 
 
 if __name__ == "__main__":
