@@ -1,8 +1,8 @@
 """Hugging Face accelerate, behind transformers' Trainer, Accelerator and
 `device_map="auto"`, knows a fixed list of device backends that a
 PrivateUse1 device cannot join, and it has no hook for one: its only other
-way in, ACCELERATE_TORCH_DEVICE, would also override `cpu=True`. So this is
-the one place torch_pjrt changes another package, when accelerate loads:
+way in, ACCELERATE_TORCH_DEVICE, would also override `cpu=True`. So
+torch_pjrt changes it when accelerate loads (guarded, see _on_import.py):
 
 - PartialState.default_device answers `tpu` while the device is available,
   in the order transformers' TrainingArguments already uses (tpu before
@@ -23,10 +23,11 @@ from ._on_import import when_imported
 
 
 def _patch_state(state):
-    cls = getattr(state, "PartialState", None)
-    original = getattr(cls, "default_device", None) if cls is not None else None
+    """PartialState.default_device answers tpu while it is available."""
+    cls = state.PartialState
+    original = cls.__dict__["default_device"]
     if not isinstance(original, property):
-        return
+        raise TypeError("PartialState.default_device is no longer a property")
 
     def default_device(self):
         import torch
@@ -44,10 +45,9 @@ def _patch_launch(state):
     multi-process device (MULTI_GPU), with the tpu_dist backend, one device
     per process (this process's current one) and DDP wrapping the model with
     no device ids (each process sees its own device as its current one)."""
-    cls = getattr(state, "PartialState", None)
-    prepare = getattr(cls, "_prepare_backend", None)
-    set_device = getattr(cls, "set_device", None)
-    if prepare is None or set_device is None or getattr(prepare, "_torch_pjrt", False):
+    cls = state.PartialState
+    prepare, set_device, multi_process = cls._prepare_backend, cls.set_device, state.DistributedType.MULTI_GPU
+    if getattr(prepare, "_torch_pjrt", False):
         return
     import os
 
@@ -61,7 +61,7 @@ def _patch_launch(state):
         found, kind = prepare(self, cpu, sagemaker_dp, backend)
         if kind == state.DistributedType.NO and _tpu_launch(cpu):
             os.environ.setdefault("ACCELERATE_BYPASS_DEVICE_MAP", "true")
-            return backend or "tpu_dist", state.DistributedType.MULTI_GPU
+            return backend or "tpu_dist", multi_process
         return found, kind
 
     @functools.wraps(set_device)
@@ -115,9 +115,10 @@ def _with_tpu_memory(original, convert_size, logger):
 
 
 def _patch_modeling(modeling):
+    """get_max_memory lists each tpu device's free memory."""
     import sys
-    original = getattr(modeling, "get_max_memory", None)
-    if original is None or getattr(original, "_torch_pjrt", False):
+    original = modeling.get_max_memory
+    if getattr(original, "_torch_pjrt", False):
         return
     patched = _with_tpu_memory(original, modeling.convert_file_size_to_int, modeling.logger)
     modeling.get_max_memory = patched
@@ -130,6 +131,6 @@ def _patch_modeling(modeling):
 
 
 def install():
-    when_imported("accelerate.state", _patch_state)
-    when_imported("accelerate.state", _patch_launch)
-    when_imported("accelerate.utils.modeling", _patch_modeling)
+    when_imported("accelerate.state", _patch_state, "accelerate 1.16")
+    when_imported("accelerate.state", _patch_launch, "accelerate 1.16")
+    when_imported("accelerate.utils.modeling", _patch_modeling, "accelerate 1.16")

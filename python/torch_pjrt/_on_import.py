@@ -1,10 +1,38 @@
 """Runs an action on a module the first time it is imported, or at once if
 it already is: how torch_pjrt wires itself into packages that are slow to
 import (Dynamo, inductor) or imported after it (accelerate), without
-importing them itself."""
+importing them itself.
+
+Every action is guarded: it runs inside the other package's import, so an
+exception there (a name upstream renamed) would break that package in every
+process that loaded torch_pjrt. A failed action instead leaves the module as
+its authors wrote it and warns once, naming what was not wired. An action
+that patches should therefore look everything up before it assigns
+anything. `PATCHES` lists every place torch_pjrt changes another package."""
 import importlib.abc
 import importlib.util
 import sys
+import warnings
+
+# Every change torch_pjrt makes to another package, as registered:
+# (module, action, the upstream version it was written against).
+PATCHES = []
+_failed = set()
+
+
+def run_guarded(name, action, module):
+    """Runs action(module); a failure warns once and changes nothing more."""
+    try:
+        action(module)
+    except Exception as err:  # noqa: BLE001  (never break the other package)
+        what = getattr(action, "__qualname__", repr(action))
+        if (name, what) not in _failed:
+            _failed.add((name, what))
+            warnings.warn(
+                f"torch_pjrt could not adapt {name} ({what}: {type(err).__name__}: {err}); {name} works as its "
+                "authors wrote it, without what torch_pjrt adds there. An installed version other than the one "
+                "torch_pjrt was written for may have changed it (`python -m torch_pjrt info` lists versions).",
+                RuntimeWarning, stacklevel=2)
 
 _pending = {}  # module name -> actions to run once it has executed
 
@@ -31,7 +59,7 @@ class _Hook(importlib.abc.MetaPathFinder):
         def exec_and_act(module):
             exec_module(module)
             for action in _pending.pop(name, ()):
-                action(module)
+                run_guarded(name, action, module)
             if not _pending and self in sys.meta_path:
                 sys.meta_path.remove(self)
 
@@ -42,9 +70,12 @@ class _Hook(importlib.abc.MetaPathFinder):
 _hook = _Hook()
 
 
-def when_imported(name, action):
+def when_imported(name, action, written_for):
+    """Runs action(module) once `name` has executed (at once if it has).
+    written_for names the upstream release the action was written against."""
+    PATCHES.append((name, action, written_for))
     if name in sys.modules:
-        action(sys.modules[name])
+        run_guarded(name, action, sys.modules[name])
         return
     _pending.setdefault(name, []).append(action)
     if _hook not in sys.meta_path:

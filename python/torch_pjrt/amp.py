@@ -2,6 +2,8 @@
 the tpu device (thin wrappers over torch.amp, which is the API to prefer)."""
 import torch
 
+from . import _on_import
+
 __all__ = ["amp_definitely_not_available", "autocast", "custom_bwd", "custom_fwd", "GradScaler"]
 
 
@@ -36,13 +38,13 @@ def custom_bwd(bwd):
     return torch.amp.custom_bwd(bwd, device_type="tpu")
 
 
-def _patch_grad_scaler_for_no_f64():
+def _unscale_without_f64(grad_scaler):
     """GradScaler.unscale_ takes 1/scale in float64, which TPUs lack. There,
     the scale is read on the host for that one step (exact, and GradScaler
     syncs every step anyway); everything else stays on the device."""
     from . import _C
 
-    orig = torch.amp.GradScaler.unscale_
+    orig = grad_scaler.GradScaler.unscale_
     if getattr(orig, "_tpu_no_f64", False):
         return
 
@@ -59,7 +61,7 @@ def _patch_grad_scaler_for_no_f64():
     unscale_.__doc__ = orig.__doc__
     unscale_.__wrapped__ = orig
     unscale_._tpu_no_f64 = True
-    torch.amp.GradScaler.unscale_ = unscale_
+    grad_scaler.GradScaler.unscale_ = unscale_
 
 
-_patch_grad_scaler_for_no_f64()
+_on_import.when_imported("torch.amp.grad_scaler", _unscale_without_f64, "torch 2.13")

@@ -132,8 +132,8 @@ def register(module):
     """Registers the kernel in transformers' experts registry (run when
     transformers.integrations.moe is imported)."""
     interface = module.ExpertsInterface
+    standard = {name: interface._global_mapping[name] for name in ("grouped_mm", "batched_mm")}  # before any change
     interface.register("tpu_experts", tpu_experts_forward)
-    for name in ("grouped_mm", "batched_mm"):
-        current = interface._global_mapping[name]
+    for name, current in standard.items():
         if not hasattr(current, "standard"):
             interface.register(name, _substituting(current))

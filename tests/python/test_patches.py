@@ -1,0 +1,119 @@
+"""Every change torch_pjrt makes to another package (torch_pjrt._on_import's
+PATCHES) applies to the installed versions, and when an upstream name it
+relies on is gone, the other package keeps importing and working as its
+authors wrote it, with one warning naming what was not wired."""
+import importlib
+import os
+import subprocess
+import sys
+
+import pytest
+
+from torch_pjrt import _on_import
+
+pytestmark = pytest.mark.once("checks imports of other packages, not the pass's eager mode")
+
+# For each patched module, an upstream name its patch reads: the tests
+# remove it (as a release that renamed it would) before the patch runs.
+BREAK = {
+    "torch._dynamo.backends.registry": "_BACKENDS",
+    "torch._subclasses.fake_impls": "op_implementations_checks",
+    "torch._inductor.codegen.common": "get_scheduling_for_device",
+    "torch._inductor.compile_fx": "compile_fx",
+    "torch.amp.grad_scaler": "GradScaler.unscale_",
+    "accelerate.state": "PartialState.set_device",
+    "accelerate.utils.modeling": "logger",
+    "transformers.integrations.moe": "ExpertsInterface",
+    "kernels": "register_kernel_mapping",
+}
+
+# In a fresh process: the name goes right after its module executes (or at
+# once, for a module `import torch` already loaded), then torch_pjrt loads
+# and the module is imported; that import must work, with one warning.
+CHILD = """
+import importlib, importlib.abc, importlib.util, sys, warnings
+NAME, ATTR = sys.argv[1:3]
+OWNER, _, LAST = ATTR.rpartition(".")
+
+
+def remove(module):
+    delattr(eval(OWNER, vars(module)) if OWNER else module, LAST)
+
+
+class Renamed(importlib.abc.MetaPathFinder):
+    busy = False
+
+    def find_spec(self, name, path, target=None):
+        if name != NAME or self.busy:
+            return None
+        self.busy = True
+        try:
+            spec = importlib.util.find_spec(name)
+        finally:
+            self.busy = False
+        run = spec.loader.exec_module
+
+        def exec_module(module):
+            run(module)
+            remove(module)
+
+        spec.loader.exec_module = exec_module
+        return spec
+
+
+import torch
+if NAME in sys.modules:
+    remove(sys.modules[NAME])
+else:
+    sys.meta_path.insert(0, Renamed())
+with warnings.catch_warnings(record=True) as caught:
+    warnings.simplefilter("always")
+    import torch_pjrt
+    module = importlib.import_module(NAME)
+ours = [str(w.message) for w in caught if "torch_pjrt could not adapt" in str(w.message)]
+assert len(ours) == 1 and NAME in ours[0], ours
+assert not hasattr(eval(OWNER, vars(module)) if OWNER else module, LAST)
+print("WORKS")
+"""
+
+
+def test_every_patch_is_listed_here_and_applies_to_the_installed_versions():
+    patched = {name for name, _, _ in _on_import.PATCHES}
+    assert patched == set(BREAK), "a patch without a test that breaks its upstream name, or the reverse"
+    for name in sorted(patched):
+        try:
+            importlib.import_module(name)
+        except ImportError:
+            pytest.fail(f"{name} is not installed: the suite needs every package torch_pjrt patches")
+    assert not _on_import._failed, f"patches that did not apply to the installed versions: {_on_import._failed}"
+    for name, action, written_for in _on_import.PATCHES:
+        assert written_for and action.__doc__, f"{name}: a patch says what it does and which release it fits"
+
+
+@pytest.mark.parametrize("name", sorted(BREAK))
+def test_a_renamed_upstream_name_leaves_the_package_importing(name):
+    env = dict(os.environ, TORCH_DEVICE_BACKEND_AUTOLOAD="0")  # torch_pjrt loads after the name is gone
+    r = subprocess.run([sys.executable, "-c", CHILD, name, BREAK[name]], capture_output=True, text=True, env=env,
+                       timeout=300)
+    assert r.returncode == 0 and "WORKS" in r.stdout, r.stderr[-3000:]
+
+
+def test_a_failing_patch_leaves_a_module_imported_later_intact(tmp_path, monkeypatch):
+    (tmp_path / "upstream_for_the_guard_test.py").write_text("VALUE = 42\n")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    applied = []
+
+    def breaks(module):
+        """A patch whose upstream changed."""
+        applied.append(module.VALUE)
+        raise AttributeError("renamed upstream")
+
+    _on_import.when_imported("upstream_for_the_guard_test", breaks, "a test")
+    try:
+        with pytest.warns(RuntimeWarning, match="could not adapt upstream_for_the_guard_test"):
+            import upstream_for_the_guard_test
+        assert upstream_for_the_guard_test.VALUE == 42 and applied == [42]
+    finally:
+        _on_import.PATCHES[:] = [p for p in _on_import.PATCHES if p[0] != "upstream_for_the_guard_test"]
+        _on_import._failed.clear()
+        sys.modules.pop("upstream_for_the_guard_test", None)
