@@ -6,9 +6,11 @@ them in):
   declared through the `torch_dynamo_backends` entry point, which Dynamo
   reads on its first backend lookup; registering here as well covers a
   source tree on PYTHONPATH (no installed metadata).
-- inductor's device registry gets code generators for "tpu" that raise a
-  clear error (inductor would otherwise pick its Pallas generator, which
-  targets another TPU stack and fails with `No module named 'jax'`).
+- torch.compile's default backend sends graphs on tpu to backend="tpu"
+  (_default_backend), and inductor's device registry gets code generators
+  for "tpu" that raise a clear error where inductor is reached another way
+  (it would otherwise pick its Pallas generator, which targets another TPU
+  stack and fails with `No module named 'jax'`).
 - Fake tensors learn that `aten._grouped_mm` on tpu takes float32 and
   float16 as well as bfloat16 (torch's meta function admits bfloat16 only,
   what CUDA's kernel takes), so a float32 MoE model traced with
@@ -24,10 +26,12 @@ _ENTRY = importlib.metadata.EntryPoint(name="tpu", value="torch_pjrt.compiler:tp
 
 
 def _dynamo_registry(registry):
+    """backend="tpu" in Dynamo's registry where no installed metadata declares it."""
     registry._BACKENDS.setdefault("tpu", _ENTRY)
 
 
 def _inductor_codegen(common):
+    """inductor's code generators for "tpu": a clear error, not its Pallas path."""
     from .device_module import _NoInductorCodegen
     if common.get_scheduling_for_device("tpu") is None:
         common.register_backend_for_device("tpu", _NoInductorCodegen, _NoInductorCodegen,
@@ -35,6 +39,7 @@ def _inductor_codegen(common):
 
 
 def _grouped_mm_fake(fake_impls):
+    """Fake aten._grouped_mm on tpu takes float32 and float16 too."""
     import torch
     grouped_mm = torch.ops.aten._grouped_mm.default
 
@@ -54,6 +59,47 @@ def _grouped_mm_fake(fake_impls):
     fake_impls.op_implementations_checks.append((lambda func: func is grouped_mm, wider_dtypes))
 
 
-when_imported("torch._dynamo.backends.registry", _dynamo_registry)
-when_imported("torch._subclasses.fake_impls", _grouped_mm_fake)
-when_imported("torch._inductor.codegen.common", _inductor_codegen)
+def _runs_on_tpu(gm, example_inputs):
+    """Whether a Dynamo graph computes on tpu: an input, or a value the
+    graph makes (a factory with device='tpu'), lives there."""
+    import torch
+
+    def on_tpu(v):
+        return isinstance(v, torch.Tensor) and v.device.type == "tpu"
+
+    if any(on_tpu(x) for x in example_inputs):
+        return True
+    graph = getattr(gm, "graph", None)
+    return graph is not None and any(on_tpu(n.meta.get("val")) for n in graph.nodes)
+
+
+def _default_backend(compile_fx_module):
+    """torch.compile's default backend (inductor, through compile_fx) on a
+    graph whose tensors are on tpu runs it through backend="tpu", so code
+    written for CUDA compiles unchanged; other graphs go to inductor as
+    before. inductor's options and modes are its own and have no effect here
+    (every graph already runs as one cached program)."""
+    import functools
+
+    inductor = compile_fx_module.compile_fx
+    if getattr(inductor, "_torch_pjrt", False):
+        return
+
+    @functools.wraps(inductor)
+    def compile_fx(model_, example_inputs_, *args, **kwargs):
+        if not _runs_on_tpu(model_, example_inputs_):
+            return inductor(model_, example_inputs_, *args, **kwargs)
+        from .compiler import _note_once, tpu_backend
+        if kwargs.get("config_patches"):
+            _note_once("torch.compile on tpu: inductor's mode and options have no effect; the graph runs through "
+                       "backend='tpu' as one cached XLA program")
+        return tpu_backend(model_, example_inputs_)
+
+    compile_fx._torch_pjrt = True
+    compile_fx_module.compile_fx = compile_fx
+
+
+when_imported("torch._dynamo.backends.registry", _dynamo_registry, "torch 2.13")
+when_imported("torch._subclasses.fake_impls", _grouped_mm_fake, "torch 2.13")
+when_imported("torch._inductor.codegen.common", _inductor_codegen, "torch 2.13")
+when_imported("torch._inductor.compile_fx", _default_backend, "torch 2.13")

@@ -1,4 +1,5 @@
 """torch.compile(backend="tpu"): graphs as one program through the eager kernels."""
+import copy
 import subprocess
 import sys
 import os
@@ -7,6 +8,8 @@ import pytest
 import torch
 
 import torch_pjrt
+import torch_pjrt.compiler
+from conftest import TPU, assert_close
 
 torch._dynamo.config.recompile_limit = 64
 
@@ -390,15 +393,38 @@ def test_rng_reproducible_and_advances_like_eager():
     torch.testing.assert_close(torch.rand(4, device="tpu").cpu(), after, rtol=0, atol=0)
 
 
-@pytest.mark.once("inductor's refusal happens before any tpu op runs")
-def test_default_backend_on_tpu_fails_fast_and_cpu_is_unchanged():
+def test_default_backend_runs_tpu_graphs_through_the_tpu_backend():
     _reset()
-    f = torch.compile(lambda x: x * 2 + 1)
-    with pytest.raises(Exception, match='backend="tpu"'):
-        f(torch.ones(3, device="tpu"))
+    m = torch.nn.Sequential(torch.nn.Linear(8, 16), torch.nn.GELU(), torch.nn.Linear(16, 4))
+    tm = copy.deepcopy(m).to(TPU)
+    x = torch.randn(5, 8)
+    programs = torch_pjrt.compiler.stats["programs"]
+    f = torch.compile(tm, fullgraph=True)  # no backend: what code written for CUDA does
+    assert_close(f(x.to(TPU)), m(x))
+    assert torch_pjrt.compiler.stats["programs"] > programs
+    # Training: the backward graph takes the same way.
+    loss = f(x.to(TPU)).square().sum()
+    loss.backward()
+    m(x).square().sum().backward()
+    for a, b in zip(tm.parameters(), m.parameters()):
+        assert_close(a.grad, b.grad)
+    # inductor's modes are noted, not refused.
     _reset()
+    g = torch.compile(lambda t: t.sin() * 2, mode="reduce-overhead")
+    y = torch.randn(7)
+    assert_close(g(y.to(TPU)), y.sin() * 2)
+
+
+@pytest.mark.once("inductor on CPU tensors does not depend on the tpu's eager mode")
+def test_default_backend_on_cpu_tensors_is_still_inductor():
+    from torch._dynamo.utils import counters
+    _reset()
+    counters.clear()
+    programs = torch_pjrt.compiler.stats["programs"]
     g = torch.compile(lambda x: x * 2 + 1)
     torch.testing.assert_close(g(torch.ones(3)), torch.full((3,), 3.0))
+    assert torch_pjrt.compiler.stats["programs"] == programs
+    assert counters["inductor"], "the CPU graph did not reach inductor"
 
 
 _SECOND_PROCESS = r"""

@@ -113,3 +113,18 @@ def test_compiled_training_matches_cpu():
     torch.testing.assert_close(torch.tensor(tlosses), torch.tensor(losses), rtol=1e-3, atol=0)
     for p, tp in zip(model.parameters(), tmodel.parameters()):
         torch.testing.assert_close(tp.detach().cpu(), p.detach(), rtol=1e-3, atol=1e-4)
+
+
+def test_default_backend_generate_matches_cpu():
+    """torch.compile(model.forward) with no backend, as transformers' own
+    compile tests and code written for CUDA do: the graphs run through the
+    tpu backend, whole (fullgraph=True), and decode as the CPU does."""
+    torch._dynamo.reset()
+    model = llama().eval()
+    tmodel = copy.deepcopy(model).to(TPU)
+    programs = torch_pjrt.compiler.stats["programs"]
+    tmodel.forward = torch.compile(tmodel.forward, fullgraph=True)
+    ids = torch.randint(1, 256, (2, 6))
+    got = _generate(tmodel, ids.to(TPU))
+    assert torch.equal(got.cpu(), _generate(model, ids))
+    assert torch_pjrt.compiler.stats["programs"] > programs
