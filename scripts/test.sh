@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Quick start 2/2: set everything up, then run the whole test suite
 # (C++ GoogleTest for the core, pytest for everything seen from Python, in
-# each eager mode; TORCH_PJRT_TEST_MODES="strict" runs just one).
+# each eager mode; TORCH_PJRT_TEST_MODES="strict" runs just one). The first
+# pass tests the package as users install it: the wheel, in a fresh venv
+# outside the tree; the others test the developer's editable install.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -19,14 +21,20 @@ TORCH_PJRT_CACHE_DIR=$(mktemp -d) TORCH_PJRT_PLUGIN_PATH=$PLUGIN build/release/c
 # one fails. -rs lists every skip with its reason.
 export TORCH_PJRT_TEST_REQUIRE=${TORCH_PJRT_TEST_REQUIRE-transformers,accelerate,diffusers,safetensors,expecttest,matplotlib,jax}
 pass() {
-  TORCH_PJRT_EAGER_MODE=$1 .venv/bin/python -m pytest -q -rs -p no:cacheprovider tests/python "${@:2}"
+  TORCH_PJRT_EAGER_MODE=$1 "${PY:-.venv/bin/python}" -m pytest -q -rs -p no:cacheprovider tests/python "${@:2}"
 }
 modes=(${TORCH_PJRT_TEST_MODES:-strict fused debug})
+echo "== the wheel, installed into a fresh venv outside the tree"
+installed=$(mktemp -d)
+trap 'rm -rf "$installed"' EXIT
+bash scripts/wheel_venv.sh "$installed/venv"
 # The first pass runs alone: it holds the tests marked once (timings and
-# memory peaks among them). The others run side by side, each on one of the
-# two cores a pass mostly keeps busy, their output shown when both end.
-echo "== Python tests, eager mode: ${modes[0]}"
-pass "${modes[0]}" "$@"
+# memory peaks among them), and it runs against the installed wheel (the
+# conftest fails the pass if the tree's copy was imported instead). The
+# others run side by side, each on one of the two cores a pass mostly keeps
+# busy, their output shown when both end.
+echo "== Python tests, eager mode: ${modes[0]}, against the installed wheel"
+PY=$installed/venv/bin/python TORCH_PJRT_TEST_INSTALLED=1 pass "${modes[0]}" "$@"
 logs=$(mktemp -d)
 pids=()
 for mode in "${modes[@]:1}"; do

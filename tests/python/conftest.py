@@ -27,6 +27,19 @@ import torch
 
 import torch_pjrt  # noqa: F401  (registers the tpu device)
 
+# A pass over an installed package (scripts/test_wheel.sh) must not test the
+# source tree's copy instead: that would hide a file the wheel left out.
+if os.environ.get("TORCH_PJRT_TEST_INSTALLED"):
+    _tree = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    _used = os.path.abspath(torch_pjrt.__file__)
+    if _used.startswith(_tree + os.sep):
+        raise pytest.UsageError(f"TORCH_PJRT_TEST_INSTALLED is set, but torch_pjrt was imported from the tree: {_used}")
+
+
+def pytest_report_header(config):
+    return f"torch_pjrt {torch_pjrt.__version__} from {os.path.dirname(os.path.abspath(torch_pjrt.__file__))}"
+
+
 TPU = torch.device("tpu")
 PASS_MODE = os.environ.get("TORCH_PJRT_EAGER_MODE") or "strict"
 
