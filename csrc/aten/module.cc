@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/utils/pybind.h>
 
 #include <cstdlib>
 
@@ -135,6 +136,17 @@ PYBIND11_MODULE(_C, m) {
     const at::Generator& g = at::detail::getPrivateUse1Hooks().getDefaultGenerator(static_cast<c10::DeviceIndex>(i));
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(g));
   });
+  // What a copy derived from a tpu tensor was made from (tensor.h): the
+  // compiled graphs' weight copies are current while it matches the weight,
+  // by the rule dense_copy keeps eager copies by.
+  py::class_<tpu::ContentView>(m, "_ContentView")
+      .def(py::init([](const at::Tensor& t) {
+        TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "_ContentView: expected a tpu tensor");
+        return tpu::ContentView(t);
+      }))
+      .def("matches", [](const tpu::ContentView& c, const at::Tensor& t) {
+        return t.device().type() == c10::DeviceType::PrivateUse1 && c.matches(t);
+      });
   m.def("_set_eager_mode", [](const std::string& name) { engine::set_mode(engine::parse_mode(name)); });
   m.def("_eager_mode", [] { return std::string(engine::mode_name(engine::mode())); });
   m.def("_set_thread_eager_mode", [](const std::string& name) {
