@@ -70,6 +70,7 @@ PYBIND11_MODULE(_C, m) {
         });
   m.def("_runtime_info", &runtime_info);
   m.def("_initialized", &engine::Runtime::initialized);
+  m.def("_in_bad_fork", &pjrt::in_forked_child);
   m.def("_launch_floor", [](int64_t elements, int iters) {
     TORCH_CHECK(elements > 0 && iters > 0, "_launch_floor: elements and iters must be positive");
     engine::LaunchFloor f =
