@@ -20,6 +20,7 @@
 #include "aten/tensor.h"
 #include "engine/mode.h"
 #include "engine/program.h"
+#include "engine/runtime.h"
 #include "engine/timeline.h"
 
 namespace py = pybind11;
@@ -224,6 +225,7 @@ class CompiledGraph {
 
   // The outputs, or None when no program fits these arguments yet.
   py::object call(const py::list& args) {
+    guarded("running a compiled graph", [] { engine::check_not_forked(); });
     std::string sig = signature(args, compact_flags(args));
     std::shared_ptr<Entry> e;
     {

@@ -331,6 +331,9 @@ std::pair<uint64_t, uint64_t> next_random_key(at::Generator& gen) {
 c10::DeviceIndex current_device() { return t_current; }
 
 int device_count() {
+  // A forked child is told the parent's devices, as CUDA's is, though it
+  // cannot use them.
+  if (pjrt::in_forked_child()) return engine::Runtime::known_device_count();
   // Counting devices must not fail: with no plugin there are no devices.
   try {
     return static_cast<int>(engine::Runtime::get().client().device_count());

@@ -6,6 +6,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 #include <torch/csrc/Generator.h>
+#include <torch/csrc/utils/pybind.h>
 
 #include <cstdlib>
 
@@ -76,6 +77,7 @@ PYBIND11_MODULE(_C, m) {
         });
   m.def("_runtime_info", &runtime_info);
   m.def("_initialized", &engine::Runtime::initialized);
+  m.def("_in_bad_fork", &pjrt::in_forked_child);
   m.def("_launch_floor", [](int64_t elements, int iters) {
     TORCH_CHECK(elements > 0 && iters > 0, "_launch_floor: elements and iters must be positive");
     engine::LaunchFloor f =
@@ -142,6 +144,17 @@ PYBIND11_MODULE(_C, m) {
     const at::Generator& g = at::detail::getPrivateUse1Hooks().getDefaultGenerator(static_cast<c10::DeviceIndex>(i));
     return py::reinterpret_steal<py::object>(THPGenerator_initDefaultGenerator(g));
   });
+  // What a copy derived from a tpu tensor was made from (tensor.h): the
+  // compiled graphs' weight copies are current while it matches the weight,
+  // by the rule dense_copy keeps eager copies by.
+  py::class_<tpu::ContentView>(m, "_ContentView")
+      .def(py::init([](const at::Tensor& t) {
+        TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "_ContentView: expected a tpu tensor");
+        return tpu::ContentView(t);
+      }))
+      .def("matches", [](const tpu::ContentView& c, const at::Tensor& t) {
+        return t.device().type() == c10::DeviceType::PrivateUse1 && c.matches(t);
+      });
   m.def("_set_eager_mode", [](const std::string& name) { engine::set_mode(engine::parse_mode(name)); });
   m.def("_eager_mode", [] { return std::string(engine::mode_name(engine::mode())); });
   m.def("_set_thread_eager_mode", [](const std::string& name) {

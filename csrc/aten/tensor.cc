@@ -265,6 +265,22 @@ engine::Ref read(const at::Tensor& t) {
 
 engine::Ref read_as(const at::Tensor& t, shlo::DType dtype) { return cast(read(t), dtype); }
 
+ContentView::ContentView(const at::Tensor& t)
+    : dtype(t.scalar_type()),
+      offset(t.storage_offset()),
+      sizes(t.sizes().begin(), t.sizes().end()),
+      strides(t.strides().begin(), t.strides().end()) {
+  const engine::Ref& now = state_of(t).value();
+  node = now.node;
+  index = now.index;
+}
+
+bool ContentView::matches(const at::Tensor& t) const {
+  const engine::Ref& now = state_of(t).value();
+  return now && node.lock() == now.node && index == now.index && dtype == t.scalar_type() &&
+         offset == t.storage_offset() && t.sizes().equals(sizes) && t.strides().equals(strides);
+}
+
 std::optional<engine::Ref> dense_copy(const at::Tensor& t) {
   if (t.device().type() != c10::DeviceType::PrivateUse1 || engine::tracing()) return std::nullopt;
   // Threads may read one weight at once (a model serving two requests):
@@ -272,13 +288,8 @@ std::optional<engine::Ref> dense_copy(const at::Tensor& t) {
   static std::mutex mu;
   std::lock_guard<std::mutex> lock(mu);
   StorageState& s = state_of(t);
-  const engine::Ref& now = s.value();
-  if (!now) return std::nullopt;
-  auto is_this_view = [&](const ViewCopy* c) {
-    return c && c->of.lock() == now.node && c->index == now.index && c->dtype == t.scalar_type() &&
-           c->offset == t.storage_offset() && t.sizes().equals(c->sizes) && t.strides().equals(c->strides);
-  };
-  if (is_this_view(s.view_copy.get())) {
+  if (!s.value()) return std::nullopt;
+  if (s.view_copy && s.view_copy->matches(t)) {
     // A read of the copied view breaks the candidate's run: a weight read
     // one way once per call and another way many times in it (a prefill's
     // many rows, then each decoding step's few) keeps the copy the many
@@ -290,16 +301,7 @@ std::optional<engine::Ref> dense_copy(const at::Tensor& t) {
   // Another view is counted as the candidate; it replaces the copy held
   // only once read twice in a row, so views each read once (one expert's
   // matrix after another's) never evict a copy still in use.
-  if (!is_this_view(s.candidate.get())) {
-    s.candidate = std::make_unique<ViewCopy>();
-    ViewCopy* c = s.candidate.get();
-    c->of = now.node;
-    c->index = now.index;
-    c->dtype = t.scalar_type();
-    c->offset = t.storage_offset();
-    c->sizes.assign(t.sizes().begin(), t.sizes().end());
-    c->strides.assign(t.strides().begin(), t.strides().end());
-  }
+  if (!s.candidate || !s.candidate->matches(t)) s.candidate = std::make_unique<ViewCopy>(t);
   if (++s.candidate->reads < 2) return std::nullopt;
   s.candidate->copy = std::make_shared<engine::Slot>();
   s.candidate->copy->value = read(t);

@@ -15,17 +15,29 @@
 
 namespace tpu {
 
-// One view of a storage's content read again and again (dense_copy): the
-// content it was read from, weakly (a copy never keeps replaced content
-// alive), the view, how often it was read, and once read twice a dense
-// copy of it in its own cell, which the modes compute and keep as they
-// keep a storage's value.
-struct ViewCopy {
-  std::weak_ptr<engine::Node> of;
+// A storage's content, read through one view: what a copy derived from a
+// tensor (dense_copy's, the compiled graphs' weight copies in
+// _dot_layout.py) was made from. The content is held weakly (a copy never
+// keeps replaced content alive). Every write gives a storage new content
+// (in place, copy_, a compiled program's, or another storage through
+// .data), so a copy is current exactly while matches() holds.
+struct ContentView {
+  std::weak_ptr<engine::Node> node;
   int index = 0;
   at::ScalarType dtype = at::kFloat;
   int64_t offset = 0;
   std::vector<int64_t> sizes, strides;
+  // t's content and view now.
+  explicit ContentView(const at::Tensor& t);
+  // Whether t reads the same content through the same view.
+  bool matches(const at::Tensor& t) const;
+};
+
+// One view of a storage's content read again and again (dense_copy): how
+// often it was read, and once read twice a dense copy of it in its own
+// cell, which the modes compute and keep as they keep a storage's value.
+struct ViewCopy : ContentView {
+  using ContentView::ContentView;
   int reads = 0;
   std::shared_ptr<engine::Slot> copy;
 };

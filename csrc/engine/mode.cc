@@ -10,6 +10,7 @@
 #include "engine/env.h"
 #include "engine/executor.h"
 #include "engine/program.h"
+#include "engine/runtime.h"
 #include "engine/timeline.h"
 
 namespace engine {
@@ -127,7 +128,10 @@ void release_held() {
 
 }  // namespace
 
-OpScope::OpScope() { ++t_op_depth; }
+OpScope::OpScope() {
+  check_not_forked();
+  ++t_op_depth;
+}
 
 OpScope::~OpScope() {
   if (--t_op_depth > 0) return;
@@ -138,12 +142,14 @@ OpScope::~OpScope() {
 }
 
 void flush() {
+  check_not_forked();
   release_held();
   flush_async();
   drain();
 }
 
 void settle() {
+  check_not_forked();
   release_held();
   flush_async(/*quietly=*/true);
   quiesce();

@@ -96,9 +96,20 @@ void Runtime::configure_multi_process(int64_t node_id, int64_t num_nodes, std::s
   g_cfg.kv_store = std::move(store);
 }
 
+void check_not_forked() {
+  if (pjrt::in_forked_child())
+    throw pjrt::Error(
+        "Cannot re-initialize tpu in forked subprocess: the parent process started the PJRT runtime before "
+        "forking, and the plugin's threads and device state stay in the parent. To use tpu with "
+        "multiprocessing, you must use the 'spawn' or 'forkserver' start method");
+}
+
 bool Runtime::initialized() { return g_runtime != nullptr; }
 
+int Runtime::known_device_count() { return g_runtime ? static_cast<int>(g_runtime->client().device_count()) : 0; }
+
 Runtime& Runtime::get() {
+  check_not_forked();
   if (g_runtime) return *g_runtime;
   std::lock_guard<std::mutex> g(g_init_mu);
   if (!g_runtime) g_runtime = new Runtime();  // lives for the process: buffers outlive statics

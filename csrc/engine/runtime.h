@@ -61,6 +61,11 @@ struct NativeFunction {
 int add_native_function(const NativeFunction& f);
 const std::vector<NativeFunction>& native_function_list();
 
+// In a child forked after this process loaded the plugin
+// (pjrt::in_forked_child), throws the error that using the device there
+// gets, at once instead of a wait for the parent's threads; else nothing.
+void check_not_forked();
+
 class Runtime {
  public:
   // Sets which plugin to use and loads it (a missing or incompatible one
@@ -69,8 +74,11 @@ class Runtime {
   // Makes the client, once created, node node_id of num_nodes, exchanging
   // topology through store. Same rule: before first use.
   static void configure_multi_process(int64_t node_id, int64_t num_nodes, std::shared_ptr<pjrt::KeyValueStore> store);
-  static Runtime& get();  // creates the client on first use
+  static Runtime& get();  // creates the client on first use; check_not_forked() first
   static bool initialized();
+  // The client's device count, read without calling the plugin (0 before
+  // the client exists): what a forked child can still be told.
+  static int known_device_count();
 
   pjrt::Client& client() { return *client_; }
   const Config& config() const { return cfg_; }

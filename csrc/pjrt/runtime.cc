@@ -105,9 +105,22 @@ std::string replicated_options(const std::vector<int64_t>& ids) {
 
 // ---------------------------------------------------------------- Api
 
+namespace {
+std::atomic<bool> g_forked_child{false};
+}  // namespace
+
+bool in_forked_child() { return g_forked_child.load(std::memory_order_relaxed); }
+
 Api::Api(const std::string& path) : path_(path) {
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) throw Error("cannot load PJRT plugin '" + path + "': " + dlerror());
+  // From here on, a child forked from this process cannot use the plugin
+  // (its threads are not forked with the process): the child only sets the
+  // flag every entry point checks.
+  static std::once_flag watching;
+  std::call_once(watching, [] {
+    pthread_atfork(nullptr, nullptr, [] { g_forked_child.store(true, std::memory_order_relaxed); });
+  });
   auto get = reinterpret_cast<const PJRT_Api* (*)()>(dlsym(h, "GetPjrtApi"));
   if (!get) throw Error("'" + path + "' is not a PJRT plugin (no GetPjrtApi symbol)");
   api_ = get();
@@ -231,6 +244,9 @@ Buffer::Buffer(const Api* api, PJRT_Buffer* b, int64_t bytes, int device)
 namespace {
 
 void destroy(const PJRT_Api* api, PJRT_Buffer* b) {
+  // A forked child's copies of the parent's buffers are the parent's to
+  // destroy, and the plugin's threads a destroy may wait on stayed there.
+  if (in_forked_child()) return;
   auto d = PJRT_ARGS(PJRT_Buffer_Destroy_Args);
   d.buffer = b;
   if (PJRT_Error* e = api->PJRT_Buffer_Destroy(&d)) {
@@ -257,9 +273,8 @@ class Releaser {
   }
 
   void release(const PJRT_Api* api, PJRT_Buffer* b) {
-    // A forked child's copies of the parent's buffers are the parent's to
-    // destroy, and the child has no releasing thread (nor plugin threads).
-    if (g_forked.load(std::memory_order_relaxed)) return;
+    // A forked child has no releasing thread (see destroy()).
+    if (in_forked_child()) return;
     {
       std::lock_guard<std::mutex> l(mu_);
       if (!exiting_) {
@@ -272,7 +287,7 @@ class Releaser {
   }
 
   void flush() {
-    if (g_forked.load(std::memory_order_relaxed)) return;
+    if (in_forked_child()) return;
     std::unique_lock<std::mutex> l(mu_);
     done_.wait(l, [&] { return queue_.empty() && idle_; });
   }
@@ -281,7 +296,6 @@ class Releaser {
   // Made when the first buffer is released, so after the plugin's own
   // statics: its exit handler runs before they are torn down.
   Releaser() {
-    pthread_atfork(nullptr, nullptr, [] { g_forked.store(true, std::memory_order_relaxed); });
     std::atexit([] { get().at_exit(); });
     std::thread([this] { loop(); }).detach();
   }
@@ -309,7 +323,6 @@ class Releaser {
     }
   }
 
-  static inline std::atomic<bool> g_forked{false};
   std::mutex mu_;
   std::condition_variable wake_, done_;
   std::vector<std::pair<const PJRT_Api*, PJRT_Buffer*>> queue_;

@@ -16,7 +16,8 @@ def is_available() -> bool:
 
 
 def is_initialized() -> bool:
-    return bool(_C._initialized())
+    # As torch.cuda's: a forked child does not have its parent's device.
+    return bool(_C._initialized()) and not _C._in_bad_fork()
 
 
 def init() -> None:
@@ -261,7 +262,11 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
 
 
 def _is_in_bad_fork() -> bool:
-    return False
+    """Whether this process was forked after its parent started the device:
+    using the device here raises at once (start workers that use it with
+    'spawn' or 'forkserver'). torch.manual_seed and DataLoader workers ask
+    this before seeding the device."""
+    return _C._in_bad_fork()
 
 
 _NO_INDUCTOR = ("torch.compile's default backend (inductor) cannot generate code for the tpu device; "
