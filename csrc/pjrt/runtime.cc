@@ -107,6 +107,10 @@ std::string replicated_options(const std::vector<int64_t>& ids) {
 
 namespace {
 std::atomic<bool> g_forked_child{false};
+// Set once a client exists: the plugin's threads start with it. A child
+// forked before that (the plugin only loaded, as at import) makes its own
+// client and works, as CUDA's children of a parent that never used it do.
+std::atomic<bool> g_client_made{false};
 }  // namespace
 
 bool in_forked_child() { return g_forked_child.load(std::memory_order_relaxed); }
@@ -114,12 +118,14 @@ bool in_forked_child() { return g_forked_child.load(std::memory_order_relaxed); 
 Api::Api(const std::string& path) : path_(path) {
   void* h = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
   if (!h) throw Error("cannot load PJRT plugin '" + path + "': " + dlerror());
-  // From here on, a child forked from this process cannot use the plugin
-  // (its threads are not forked with the process): the child only sets the
-  // flag every entry point checks.
+  // Once a client exists, a child forked from this process cannot use the
+  // plugin (its threads are not forked with the process): the child only
+  // sets the flag every entry point checks.
   static std::once_flag watching;
   std::call_once(watching, [] {
-    pthread_atfork(nullptr, nullptr, [] { g_forked_child.store(true, std::memory_order_relaxed); });
+    pthread_atfork(nullptr, nullptr, [] {
+      if (g_client_made.load(std::memory_order_relaxed)) g_forked_child.store(true, std::memory_order_relaxed);
+    });
   });
   auto get = reinterpret_cast<const PJRT_Api* (*)()>(dlsym(h, "GetPjrtApi"));
   if (!get) throw Error("'" + path + "' is not a PJRT plugin (no GetPjrtApi symbol)");
@@ -546,6 +552,7 @@ std::vector<PJRT_NamedValue> client_create_options(const ClientOptions& opts, bo
 }
 
 Client::Client(std::shared_ptr<Api> api, const ClientOptions& opts) : api_(std::move(api)), kv_store_(opts.kv_store) {
+  g_client_made.store(true, std::memory_order_relaxed);
   const PJRT_Api* raw = api_->raw();
   if (opts.multi_process() && (opts.node_id < 0 || opts.num_nodes <= 0 || opts.node_id >= opts.num_nodes))
     throw Error("a multi-process PJRT client needs 0 <= node_id < num_nodes (got node_id " +

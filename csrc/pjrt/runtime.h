@@ -228,10 +228,11 @@ void reset_peak_bytes(int device = -1);
 // Waits until every buffer released so far has been destroyed.
 void flush_releases();
 
-// Whether this process was forked from one that had loaded a plugin. The
+// Whether this process was forked from one that had made a client. The
 // plugin's threads and the device state stay in the parent: a call into
 // the plugin here would wait forever, and the parent's buffers are the
-// parent's to destroy.
+// parent's to destroy. A parent that only loaded the plugin (at import)
+// leaves its child free to make its own client.
 bool in_forked_child();
 
 // Size in bytes of one element of a PJRT buffer type (0 if unsupported).

@@ -106,6 +106,25 @@ print("parent", float((x * 3).sum().cpu()))
         out.stdout + out.stderr[-3000:]
 
 
+def test_a_child_of_a_parent_that_never_started_the_device_uses_it():
+    # Importing loads the plugin but starts no client: as with CUDA, a child
+    # forked before the parent's first device use makes its own and works.
+    code = """
+import os, sys, torch
+pid = os.fork()
+if pid == 0:
+    x = torch.arange(6.0, device="tpu")
+    print("child", float((x * 2).sum().cpu()), torch.tpu._is_in_bad_fork())
+    sys.stdout.flush()
+    os._exit(0)
+os.waitpid(pid, 0)
+print("parent", float(torch.arange(3.0, device="tpu").sum().cpu()))
+"""
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=120,
+                         env=os.environ.copy())
+    assert out.stdout.split("\n")[:2] == ["child 30.0 False", "parent 3.0"], out.stdout + out.stderr[-3000:]
+
+
 class _Rows(torch.utils.data.Dataset):
     def __len__(self):
         return 64

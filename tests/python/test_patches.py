@@ -88,6 +88,10 @@ def test_every_patch_is_listed_here_and_applies_to_the_installed_versions():
     assert not _on_import._failed, f"patches that did not apply to the installed versions: {_on_import._failed}"
     for name, action, written_for in _on_import.PATCHES:
         assert written_for and action.__doc__, f"{name}: a patch says what it does and which release it fits"
+    readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
+    rows = {line.split("|")[1].strip(" `"): line for line in readme.splitlines() if line.startswith("| `")}
+    for name, _, written_for in _on_import.PATCHES:
+        assert written_for in rows.get(name, ""), f"README's list of patches lacks {name} ({written_for})"
 
 
 @pytest.mark.parametrize("name", sorted(BREAK))
