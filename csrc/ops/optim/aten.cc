@@ -41,6 +41,23 @@ void check_amp_tensor(const std::optional<at::Tensor>& t, const at::Tensor& ref,
 
 bool given(const std::optional<at::Tensor>& t) { return t && t->defined(); }
 
+// The tensors of `lists` as flat 1-D views where every tensor of a parameter
+// is contiguous (the update is elementwise, so only the element order
+// matters). A write of a whole storage then keeps the program's output
+// buffer as it is; a multi-dimensional write goes through a reshape that
+// strict mode launches as a program of its own, a copy per tensor.
+std::vector<std::vector<at::Tensor>> flat(std::initializer_list<at::TensorList> lists, size_t n) {
+  std::vector<bool> ok(n, true);
+  for (at::TensorList l : lists)
+    for (size_t i = 0; i < l.size(); ++i) ok[i] = ok[i] && l[i].is_contiguous();
+  std::vector<std::vector<at::Tensor>> out;
+  for (at::TensorList l : lists) {
+    std::vector<at::Tensor>& o = out.emplace_back();
+    for (size_t i = 0; i < l.size(); ++i) o.push_back(ok[i] ? l[i].view({-1}) : l[i]);
+  }
+  return out;
+}
+
 engine::Ref wide(double v) { return engine::scalar(wide_float(), v); }
 
 void adam_step(const char* op, bool adamw, at::TensorList params, at::TensorList grads, at::TensorList exp_avgs,
@@ -71,14 +88,17 @@ void adam_step(const char* op, bool adamw, at::TensorList params, at::TensorList
                       weight_decay != 0,
                       given(grad_scale),
                       given(found_inf)};
+  auto f = flat({params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs}, params.size());
+  const auto &p = f[0], &g = f[1], &m = f[2], &v = f[3], &vmax = f[4];
   std::vector<engine::Ref> in;
-  for (at::TensorList ts : {params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps}) add_reads(in, ts);
+  for (const std::vector<at::Tensor>* ts : {&p, &g, &m, &v, &vmax}) add_reads(in, *ts);
+  add_reads(in, state_steps);
   for (engine::Ref r : {lr, wide(beta1), wide(beta2), wide(weight_decay), wide(eps)}) in.push_back(std::move(r));
   if (cfg.grad_scale) in.push_back(read(*grad_scale));
   if (cfg.found_inf) in.push_back(read(*found_inf));
   std::vector<at::Tensor> outs;
-  for (at::TensorList ts : {params, exp_avgs, exp_avg_sqs, max_exp_avg_sqs}) add_outs(outs, ts);
-  if (cfg.grad_scale) add_outs(outs, grads);
+  for (const std::vector<at::Tensor>* ts : {&p, &m, &v, &vmax}) add_outs(outs, *ts);
+  if (cfg.grad_scale) add_outs(outs, g);
   write_all(
       outs, "fused_adam", std::move(in),
       [](shlo::Builder& b, const std::vector<shlo::Value>& v, const ops::AdamConfig& c) {
@@ -132,17 +152,19 @@ void sgd_step(at::TensorList params, at::TensorList grads, at::TensorList moment
                      is_first_step,
                      given(grad_scale),
                      given(found_inf)};
+  auto f = flat({params, grads, momentum_buffers}, params.size());
+  const auto &p = f[0], &g = f[1], &buf = f[2];
   std::vector<engine::Ref> in;
-  add_reads(in, params);
-  add_reads(in, grads);
-  add_reads(in, momentum_buffers);
+  add_reads(in, p);
+  add_reads(in, g);
+  add_reads(in, buf);
   for (engine::Ref r : {lr, wide(weight_decay), wide(momentum), wide(dampening)}) in.push_back(std::move(r));
   if (cfg.grad_scale) in.push_back(read(*grad_scale));
   if (cfg.found_inf) in.push_back(read(*found_inf));
   std::vector<at::Tensor> outs;
-  add_outs(outs, params);
-  add_outs(outs, momentum_buffers);
-  if (cfg.grad_scale) add_outs(outs, grads);
+  add_outs(outs, p);
+  add_outs(outs, buf);
+  if (cfg.grad_scale) add_outs(outs, g);
   write_all(
       outs, "fused_sgd", std::move(in),
       [](shlo::Builder& b, const std::vector<shlo::Value>& v, const ops::SgdConfig& c) {
