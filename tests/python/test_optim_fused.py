@@ -164,6 +164,20 @@ def test_fused_step_with_grad_scaler_matches_cpu(cfg, dtype):
     assert torch_pjrt.fallback_stats() == {}
 
 
+def test_compiled_fused_step_matches_cpu():
+    """torch.compile(optimizer.step): PyTorch keeps the fused step out of
+    the graph (torch.compiler.disable), so it runs as the eager kernel, still
+    native and equal to the CPU's."""
+    cpu = Run("adamw_amsgrad_maximize", _params(torch.float32))
+    tpu = Run("adamw_amsgrad_maximize", [p.detach() for p in cpu.ps], TPU)
+    tpu.opt.step = torch.compile(tpu.opt.step, backend="tpu")
+    for _ in range(3):
+        tpu.step(grads := _params(torch.float32))
+        cpu.step(grads)
+    _compare(tpu, cpu, None)
+    assert torch_pjrt.fallback_stats() == {}
+
+
 def test_fused_step_errors():
     p = [torch.randn(3, device=TPU)]
     with pytest.raises(RuntimeError, match="expected 1 grads"):
