@@ -178,6 +178,26 @@ def test_compiled_fused_step_matches_cpu():
     assert torch_pjrt.fallback_stats() == {}
 
 
+@pytest.mark.parametrize("cfg", ["adamw", "sgd_momentum"])
+def test_fused_step_on_views_of_one_storage(cfg):
+    """Parameters that are views of one flat buffer (as flattened-parameter
+    wrappers make them): each update lands in its part of the buffer."""
+    flat = torch.randn(30)
+    runs = []
+    for device in (None, TPU):
+        buf = flat.clone().to(device) if device else flat.clone()
+        ps = [buf[:12].view(3, 4).requires_grad_(), buf[12:].view(2, 9).requires_grad_()]
+        runs.append((buf, ps, CONFIGS[cfg][0](ps, fused=True, **CONFIGS[cfg][1])))
+    for _ in range(3):
+        grads = [torch.randn(3, 4), torch.randn(2, 9)]
+        for buf, ps, opt in runs:
+            for p, g in zip(ps, grads):
+                p.grad = g.to(p.device)
+            opt.step()
+    assert_close(runs[1][0], runs[0][0], **F32_TOL)
+    assert torch_pjrt.fallback_stats() == {}
+
+
 def test_fused_step_errors():
     p = [torch.randn(3, device=TPU)]
     with pytest.raises(RuntimeError, match="expected 1 grads"):
