@@ -39,8 +39,7 @@ def load():
     try:
         import torch_pjrt  # noqa: F401
     except Exception as err:  # noqa: BLE001  (any failure must leave torch working)
-        if error is None:
-            fail(err)
+        fail(err) if error is None else _stand_in()  # (a load tried before torch was imported made no stand-in)
         warnings.warn(error, RuntimeWarning, stacklevel=2)
 
 
@@ -95,20 +94,27 @@ def fail(err):
     says so. Returns the message."""
     global error
     error = explain(err)
-    torch = sys.modules.get("torch")
-    if torch is not None:
-        stand_in = types.ModuleType("torch.tpu", "The tpu device module: torch_pjrt failed to load.")
-        stand_in.is_available = lambda: False
-        stand_in.device_count = lambda: 0
-        stand_in.is_initialized = lambda: False
-        stand_in.load_error = error
-
-        def __getattr__(name):
-            if name.startswith("__"):
-                raise AttributeError(name)
-            raise RuntimeError(error)
-
-        stand_in.__getattr__ = __getattr__
-        torch.tpu = stand_in
-        sys.modules["torch.tpu"] = stand_in
+    _stand_in()
     return error
+
+
+def _stand_in():
+    """torch.tpu for a failed load: not available, no devices, and every
+    other name raises the load's message."""
+    torch = sys.modules.get("torch")
+    if torch is None or getattr(getattr(torch, "tpu", None), "load_error", None) == error:
+        return
+    stand_in = types.ModuleType("torch.tpu", "The tpu device module: torch_pjrt failed to load.")
+    stand_in.is_available = lambda: False
+    stand_in.device_count = lambda: 0
+    stand_in.is_initialized = lambda: False
+    stand_in.load_error = error
+
+    def __getattr__(name):
+        if name.startswith("__"):
+            raise AttributeError(name)
+        raise RuntimeError(error)
+
+    stand_in.__getattr__ = __getattr__
+    torch.tpu = stand_in
+    sys.modules["torch.tpu"] = stand_in

@@ -77,6 +77,9 @@ def test_a_missing_subpackage_leaves_torch_working(tmp_path):
     d = package_copy(tmp_path)
     shutil.rmtree(d / "torch_pjrt" / "kernels")
     check_failed_load(run(["-c", PROBE], d), "incomplete", "torch_pjrt/kernels/__init__.py", "Reinstall")
+    # The same when the program imports torch_pjrt before torch.
+    first = "try:\n    import torch_pjrt\nexcept ImportError:\n    pass\n" + PROBE
+    check_failed_load(run(["-c", first], d), "incomplete", "torch_pjrt/kernels/__init__.py")
 
 
 def test_a_missing_extension_leaves_torch_working(tmp_path):
