@@ -347,6 +347,8 @@ c10::Device device_or_current(std::optional<at::Device> d) {
   return c10::Device(c10::DeviceType::PrivateUse1, current_device());
 }
 
+bool is_tpu_storage(const c10::DataPtr& p) { return p.get_deleter() == &Allocator::release; }
+
 bool is_available() { return device_count() > 0; }
 
 void check_device(const c10::Device& d) {
@@ -356,7 +358,7 @@ void check_device(const c10::Device& d) {
 }
 
 void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
-  auto* s = static_cast<StorageState*>(storage.data_ptr().get_context());
+  auto* s = is_tpu_storage(storage.data_ptr()) ? static_cast<StorageState*>(storage.data_ptr().get_context()) : nullptr;
   TORCH_CHECK(s, "not a tpu storage");
   if (s->value() && newsize != s->nbytes) {
     // Keep the content as bytes, cut or zero-extended.

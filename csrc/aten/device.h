@@ -22,6 +22,9 @@ int device_count();
 // the plugin is missing) and checks that d is one of its devices.
 void check_device(const c10::Device& d);
 bool is_available();
+// Whether a storage's DataPtr was made by the tpu allocator (a tpu tensor
+// built on foreign memory, e.g. by from_blob, has no device content).
+bool is_tpu_storage(const c10::DataPtr& p);
 void synchronize();
 void resize_storage_bytes(const c10::Storage& storage, size_t newsize);
 

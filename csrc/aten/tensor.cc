@@ -4,6 +4,7 @@
 #include <cctype>
 #include <mutex>
 
+#include "aten/device.h"
 #include "aten/errors.h"
 #include "engine/mode.h"
 #include "engine/program.h"
@@ -16,8 +17,14 @@ namespace tpu {
 using Vals = std::vector<shlo::Value>;
 
 StorageState& state_of(const at::Tensor& t) {
-  auto* s = static_cast<StorageState*>(t.storage().data_ptr().get_context());
-  TORCH_CHECK(s, "tpu tensor has no device storage (was it created by another backend?)");
+  const c10::DataPtr& p = t.storage().data_ptr();
+  auto* s = is_tpu_storage(p) ? static_cast<StorageState*>(p.get_context()) : nullptr;
+  // A tpu tensor over foreign memory (torch.from_dlpack or asarray of a
+  // DLPack capsule exported from a tpu tensor, from_blob) has no device
+  // content: an error at its use, never a read of a foreign pointer.
+  TORCH_CHECK(s,
+              "this tpu tensor has no tpu storage: it was built on a data pointer (a DLPack capsule or from_blob), "
+              "which the tpu device cannot import; exchange data through tensor.cpu() instead");
   return *s;
 }
 

@@ -332,6 +332,15 @@ Value Builder::compare(Cmp dir, Value a, Value b) {
   return op1("stablehlo.compare", {a, b}, Type{DType::PRED, a.shape()}, attrs);
 }
 
+Value Builder::binary(const char* name, Value a, Value b) {
+  const std::string n = name;
+  if (!is_int(a.dtype()) || (n != "divide" && n != "remainder")) return op1("stablehlo." + n, {a, b}, a.type);
+  Value zero = constant(a.dtype(), 0, b.shape());
+  Value is0 = compare(Cmp::EQ, b, zero);
+  Value r = op1("stablehlo." + n, {a, select(is0, constant(a.dtype(), 1, b.shape()), b)}, a.type);
+  return select(is0, n == "divide" ? unary("not", zero) : a, r);
+}
+
 Value Builder::select(Value pred, Value t, Value f) { return op1("stablehlo.select", {pred, t, f}, t.type); }
 
 Value Builder::clamp(Value lo, Value x, Value hi) { return op1("stablehlo.clamp", {lo, x, hi}, x.type); }

@@ -80,7 +80,10 @@ class Builder {
 
   // ---- elementwise (same shapes; callers broadcast first)
   Value unary(const char* name, Value x) { return op1(std::string("stablehlo.") + name, {x}, x.type); }
-  Value binary(const char* name, Value a, Value b) { return op1(std::string("stablehlo.") + name, {a, b}, a.type); }
+  // An integer "divide" or "remainder" never sees a zero divisor: the
+  // compiler's constant folder would trap on one (SIGFPE in the process). A
+  // zero divisor gives what XLA defines for it (all bits set; the dividend).
+  Value binary(const char* name, Value a, Value b);
   Value add(Value a, Value b) { return binary("add", a, b); }
   Value sub(Value a, Value b) { return binary("subtract", a, b); }
   Value mul(Value a, Value b) { return binary("multiply", a, b); }
