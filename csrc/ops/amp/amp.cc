@@ -11,8 +11,6 @@ using shlo::Value;
 
 namespace {
 
-Value as_scalar(Builder& b, Value x) { return x.rank() == 0 ? x : b.reshape(x, {}); }
-
 Value any_non_finite(Builder& b, Value x) {
   Value finite = b.op1("stablehlo.is_finite", {x}, shlo::Type{DType::PRED, x.shape()});
   Value bad = b.op1("stablehlo.not", {finite}, finite.type);

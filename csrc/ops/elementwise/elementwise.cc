@@ -14,6 +14,8 @@ Value splat(Builder& b, Value s, const Value& like) {
   return b.broadcast_in_dim(b.convert(s, like.dtype()), like.shape(), {});
 }
 
+Value as_scalar(Builder& b, Value x) { return x.rank() == 0 ? x : b.reshape(x, {}); }
+
 Value convert(Builder& b, Value x, shlo::DType to) {
   if (shlo::is_float(x.dtype()) && shlo::is_unsigned_int(to) && shlo::dtype_size(to) < 8)
     return b.convert(b.convert(x, shlo::DType::S64), to);

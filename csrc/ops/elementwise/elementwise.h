@@ -26,6 +26,10 @@ Value convert(Builder& b, Value x, shlo::DType to);
 // A 0-d value broadcast to x's shape.
 Value splat(Builder& b, Value scalar, const Value& like);
 
+// A one-element value (a tensor argument such as a learning rate or a
+// grad scale, 0-d or [1]) as 0-d.
+Value as_scalar(Builder& b, Value x);
+
 // ---- PyTorch's elementwise family (the aten*.cc files of this folder).
 // Inputs arrive in the op's common dtype and already broadcast; 0-d scalar
 // operands (bounds, weights...) are broadcast and converted here. Float16 /

@@ -11,8 +11,6 @@ using shlo::Value;
 
 namespace {
 
-Value as_scalar(Builder& b, Value x) { return x.rank() == 0 ? x : b.reshape(x, {}); }
-
 // Reads the flat input list in order.
 struct Cursor {
   const std::vector<Value>& in;
