@@ -26,6 +26,9 @@ const std::vector<Var>& all() {
        "the process's memory mappings past which loaded programs are evicted too (each maps its code in several)"},
       {"TORCH_PJRT_LOG_RECOMPILES", "0", "log, for each compile, what differed from the nearest cached program"},
       {"TORCH_PJRT_DUMP_FAILED", "0", "print the StableHLO of a program that fails to compile"},
+      {"TORCH_PJRT_EXIT_REPORT", "unset",
+       "a folder: each process writes `<pid>.json` there at exit (CPU-fallback ops, ops per eager mode); the "
+       "test suite checks its subprocesses this way"},
       {"TORCH_PJRT_TEST_SEED", "random", "tests: replay a run's random inputs (a failure prints its seed)"},
       {"TORCH_PJRT_TEST_REQUIRE", "unset", "tests: packages whose absence fails the run instead of skipping"},
       {"TORCH_PJRT_TEST_INSTALLED", "unset",

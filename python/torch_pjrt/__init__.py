@@ -62,6 +62,10 @@ try:
     from ._jax_op import JaxOp, jax_op  # noqa: F401  (imports jax only when used)
 
     distributed.install()  # the c10d backend "tpu_dist" (see distributed.py)
+
+    from . import _exit_report
+
+    _exit_report.install()  # TORCH_PJRT_EXIT_REPORT (see _exit_report.py)
 except Exception as _err:
     _load_record.fail(_err)
     if not _run_as_main():

@@ -1,13 +1,10 @@
 """Hugging Face accelerate, behind transformers' Trainer, Accelerator and
-`device_map="auto"`, knows a fixed list of device backends that a
-PrivateUse1 device cannot join, and it has no hook for one: its only other
-way in, ACCELERATE_TORCH_DEVICE, would also override `cpu=True`. So
-torch_pjrt changes it when accelerate loads (guarded, see _on_import.py):
+`device_map="auto"`, finds the device through `torch.accelerator` (1.16 and
+later: PartialState's default device is tpu with no help). Two of its
+choices still come from fixed lists a PrivateUse1 device cannot join, with
+no hook for one, so torch_pjrt changes them when accelerate loads (guarded,
+see _on_import.py):
 
-- PartialState.default_device answers `tpu` while the device is available,
-  in the order transformers' TrainingArguments already uses (tpu before
-  CUDA). cpu=True / use_cpu=True and ACCELERATE_TORCH_DEVICE decide as
-  before.
 - Under a launcher (torchrun, accelerate launch), PartialState's choice of
   distributed mode gives tpu the multi-process one, on tpu_dist (see
   _patch_launch).
@@ -16,27 +13,16 @@ torch_pjrt changes it when accelerate loads (guarded, see _on_import.py):
   current accelerator, so models land on the device and only what does not
   fit goes to the CPU. A device that shares the host's memory (XLA:CPU)
   gets no separate CPU budget, as accelerate does for integrated GPUs.
+  accelerate's own answer for tpu lists only the current device, and a CPU
+  budget beside it even where the device's memory is the host's.
 Everything else stays accelerate's."""
 import functools
 
 from ._on_import import when_imported
 
-
-def _patch_state(state):
-    """PartialState.default_device answers tpu while it is available."""
-    cls = state.PartialState
-    original = cls.__dict__["default_device"]
-    if not isinstance(original, property):
-        raise TypeError("PartialState.default_device is no longer a property")
-
-    def default_device(self):
-        import torch
-        if torch.tpu.is_available():
-            return torch.device("tpu")
-        return original.fget(self)
-
-    default_device.__doc__ = original.__doc__
-    cls.default_device = property(default_device)
+# The releases these patches were written and tested against (pyproject.toml's
+# `hf` extra states the same range).
+WRITTEN_FOR = "accelerate>=1.16,<1.17"
 
 
 def _patch_launch(state):
@@ -131,6 +117,5 @@ def _patch_modeling(modeling):
 
 
 def install():
-    when_imported("accelerate.state", _patch_state, "accelerate 1.16")
-    when_imported("accelerate.state", _patch_launch, "accelerate 1.16")
-    when_imported("accelerate.utils.modeling", _patch_modeling, "accelerate 1.16")
+    when_imported("accelerate.state", _patch_launch, WRITTEN_FOR)
+    when_imported("accelerate.utils.modeling", _patch_modeling, WRITTEN_FOR)

@@ -99,7 +99,7 @@ def _default_backend(compile_fx_module):
     compile_fx_module.compile_fx = compile_fx
 
 
-when_imported("torch._dynamo.backends.registry", _dynamo_registry, "torch 2.13")
-when_imported("torch._subclasses.fake_impls", _grouped_mm_fake, "torch 2.13")
-when_imported("torch._inductor.codegen.common", _inductor_codegen, "torch 2.13")
-when_imported("torch._inductor.compile_fx", _default_backend, "torch 2.13")
+when_imported("torch._dynamo.backends.registry", _dynamo_registry, "torch>=2.13,<2.14")
+when_imported("torch._subclasses.fake_impls", _grouped_mm_fake, "torch>=2.13,<2.14")
+when_imported("torch._inductor.codegen.common", _inductor_codegen, "torch>=2.13,<2.14")
+when_imported("torch._inductor.compile_fx", _default_backend, "torch>=2.13,<2.14")

@@ -10,31 +10,44 @@ its authors wrote it and warns once, naming what was not wired. An action
 that patches should therefore look everything up before it assigns
 anything. `PATCHES` lists every place torch_pjrt changes another package."""
 import importlib.abc
+import importlib.metadata
 import importlib.util
+import re
 import sys
 import warnings
 
 # Every change torch_pjrt makes to another package, as registered:
-# (module, action, the upstream version it was written against).
+# (module, action, the upstream releases it was written for, as a
+# requirement such as "accelerate>=1.16,<1.17").
 PATCHES = []
-_failed = set()
+_failed = {}  # (module, action name) -> the requirement it was written for
 
 
-def run_guarded(name, action, module):
+def installed(requirement):
+    """The installed version of the distribution a requirement names, or
+    None."""
+    name = re.match(r"[A-Za-z0-9_.-]+", requirement).group(0)
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def run_guarded(name, action, module, written_for):
     """Runs action(module); a failure warns once and changes nothing more."""
     try:
         action(module)
     except Exception as err:  # noqa: BLE001  (never break the other package)
         what = getattr(action, "__qualname__", repr(action))
         if (name, what) not in _failed:
-            _failed.add((name, what))
+            _failed[name, what] = written_for
             warnings.warn(
                 f"torch_pjrt could not adapt {name} ({what}: {type(err).__name__}: {err}); {name} works as its "
-                "authors wrote it, without what torch_pjrt adds there. An installed version other than the one "
-                "torch_pjrt was written for may have changed it (`python -m torch_pjrt info` lists versions).",
+                f"authors wrote it, without what torch_pjrt adds there. This was written for {written_for}; "
+                f"installed: {installed(written_for) or 'unknown'}.",
                 RuntimeWarning, stacklevel=2)
 
-_pending = {}  # module name -> actions to run once it has executed
+_pending = {}  # module name -> (action, written_for) to run once it has executed
 
 
 class _Hook(importlib.abc.MetaPathFinder):
@@ -58,8 +71,8 @@ class _Hook(importlib.abc.MetaPathFinder):
         # do) leaves them for the import that follows.
         def exec_and_act(module):
             exec_module(module)
-            for action in _pending.pop(name, ()):
-                run_guarded(name, action, module)
+            for action, written_for in _pending.pop(name, ()):
+                run_guarded(name, action, module, written_for)
             if not _pending and self in sys.meta_path:
                 sys.meta_path.remove(self)
 
@@ -72,11 +85,12 @@ _hook = _Hook()
 
 def when_imported(name, action, written_for):
     """Runs action(module) once `name` has executed (at once if it has).
-    written_for names the upstream release the action was written against."""
+    written_for: the upstream releases the action was written for, as a
+    requirement ("accelerate>=1.16,<1.17")."""
     PATCHES.append((name, action, written_for))
     if name in sys.modules:
-        run_guarded(name, action, sys.modules[name])
+        run_guarded(name, action, sys.modules[name], written_for)
         return
-    _pending.setdefault(name, []).append(action)
+    _pending.setdefault(name, []).append((action, written_for))
     if _hook not in sys.meta_path:
         sys.meta_path.insert(0, _hook)

@@ -6,7 +6,9 @@ inputs. The guards make the suite test what it claims:
   in, no test may leave the mode changed, and the pass ends by reporting (and
   failing on) tests that ran in another mode;
 - no op may run through the CPU fallback unless the test declares it with
-  `@pytest.mark.allow_fallback("op", ...)`;
+  `@pytest.mark.allow_fallback("op", ...)`, in the test's process or in any
+  process it starts (each writes a report at exit into a folder of the
+  test's own, TORCH_PJRT_EXIT_REPORT, which it inherits);
 - queued device work is finished inside the test that queued it, so an error
   it raises is that test's failure, never the next one's;
 - all randomness (torch, Python's random, numpy) derives from one per-test
@@ -21,11 +23,14 @@ passes report how many they left to it.
 import copy
 import os
 import random
+import shutil
+import tempfile
 
 import pytest
 import torch
 
 import torch_pjrt  # noqa: F401  (registers the tpu device)
+from torch_pjrt import _exit_report
 
 # A pass over an installed package (scripts/test_wheel.sh) must not test the
 # source tree's copy instead: that would hide a file the wheel left out.
@@ -167,9 +172,13 @@ def assert_adamw_steps_match(model, dev, vocab, steps=10, tol=1e-3):
             f"{name}[{worst}]: tpu {q.flatten()[worst]} vs CPU {p.flatten()[worst]} (float64 {r.flatten()[worst]})")
 
 
+def _base_names(stats):
+    return {k.split("::")[-1].split(".")[0] for k in stats}
+
+
 def fallback_ops():
     """Base names of the ATen ops that ran through the CPU fallback."""
-    return {k.split("::")[-1].split(".")[0] for k in torch_pjrt.fallback_stats()}
+    return _base_names(torch_pjrt.fallback_stats())
 
 
 def seed_everything(seed):
@@ -228,10 +237,21 @@ def _guards(request):
     start = _mode_state()
     counts0 = torch_pjrt._C._mode_counts()
     torch_pjrt.reset_fallback_stats()
-    yield
+    # Processes the test starts report here at exit (they inherit it).
+    reports = tempfile.mkdtemp(prefix="torch_pjrt_reports_")
+    os.environ["TORCH_PJRT_EXIT_REPORT"] = reports
+    try:
+        yield
+    finally:
+        del os.environ["TORCH_PJRT_EXIT_REPORT"]
+        children = _exit_report.read(reports)
+        shutil.rmtree(reports, ignore_errors=True)
     # Work the test queued belongs to the test: errors surface here.
     torch_pjrt.synchronize()
     counts = {m: n - counts0[m] for m, n in torch_pjrt._C._mode_counts().items()}
+    for child in children:
+        for m, n in child["ops_per_mode"].items():
+            counts[m] += n
     request.config.stash[_RUNS][request.node.nodeid] = (start[0], counts)
 
     end = _mode_state()
@@ -247,6 +267,12 @@ def _guards(request):
     if unexpected:
         pytest.fail(f"ops ran through the CPU fallback: {sorted(unexpected)} ({torch_pjrt.fallback_stats()}); "
                     "make them native or declare them with @pytest.mark.allow_fallback", pytrace=False)
+    for child in children:
+        unexpected = _base_names(child["fallback"]) - allowed
+        if unexpected:
+            pytest.fail(f"ops ran through the CPU fallback in a process the test started (pid {child['pid']}, "
+                        f"{' '.join(child['argv'])[:200]}): {sorted(unexpected)} ({child['fallback']}); make them native "
+                        "or declare them with @pytest.mark.allow_fallback", pytrace=False)
 
 
 # Packages the suite needs (comma-separated): a test skipped because one is

@@ -6,8 +6,10 @@ import importlib
 import os
 import subprocess
 import sys
+import tomllib
 
 import pytest
+import torch
 
 from torch_pjrt import _on_import
 
@@ -91,7 +93,49 @@ def test_every_patch_is_listed_here_and_applies_to_the_installed_versions():
     readme = open(os.path.join(os.path.dirname(__file__), "..", "..", "README.md")).read()
     rows = {line.split("|")[1].strip(" `"): line for line in readme.splitlines() if line.startswith("| `")}
     for name, _, written_for in _on_import.PATCHES:
-        assert written_for in rows.get(name, ""), f"README's list of patches lacks {name} ({written_for})"
+        assert f"`{written_for}`" in rows.get(name, ""), f"README's list of patches lacks {name} ({written_for})"
+
+
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+def test_each_patch_states_the_range_it_was_written_for_and_the_installed_release_is_in_it():
+    from packaging.requirements import Requirement
+    with open(os.path.join(ROOT, "pyproject.toml"), "rb") as f:
+        extras = tomllib.load(f)["project"]["optional-dependencies"]
+    hf = {Requirement(r).name: Requirement(r) for r in extras["hf"]}
+    pinned = {Requirement(r).name: Requirement(r) for r in extras["test"]}
+    for name, action, written_for in _on_import.PATCHES:
+        req = Requirement(written_for)
+        version = _on_import.installed(written_for)
+        assert version is not None and req.specifier.contains(version), (
+            f"{name} ({action.__qualname__}) was written for {written_for}; installed: {version}")
+        if req.name == "torch":
+            continue  # torch's range is the wheel's own requirement (setup.py)
+        assert hf.get(req.name) == req, f"pyproject's hf extra states {hf.get(req.name)}, the patch {written_for}"
+        assert req.name in pinned and pinned[req.name].specifier.contains(version), (
+            f"the test extra must pin {req.name} inside {written_for}")
+
+
+def test_accelerate_finds_tpu_by_itself():
+    """The device reaches accelerate through torch.accelerator: its own
+    default_device (not a patch) answers tpu."""
+    from accelerate.state import PartialState
+    from accelerate.utils.imports import get_torch_accelerator_backend
+    assert get_torch_accelerator_backend()[0] == "tpu"
+    prop = PartialState.__dict__["default_device"]
+    assert prop.fget.__module__ == "accelerate.state"
+    assert prop.fget(PartialState.__new__(PartialState)) == torch.device("tpu")
+
+
+def test_a_failed_patch_names_its_range_and_the_installed_release():
+    def breaks(module):
+        """A patch whose upstream changed."""
+        raise AttributeError("renamed upstream")
+
+    with pytest.warns(RuntimeWarning, match=r"written for accelerate>=0\.1,<0\.2; installed: 1\."):
+        _on_import.run_guarded("accelerate", breaks, importlib.import_module("accelerate"), "accelerate>=0.1,<0.2")
+    _on_import._failed.clear()
 
 
 @pytest.mark.parametrize("name", sorted(BREAK))
@@ -112,7 +156,7 @@ def test_a_failing_patch_leaves_a_module_imported_later_intact(tmp_path, monkeyp
         applied.append(module.VALUE)
         raise AttributeError("renamed upstream")
 
-    _on_import.when_imported("upstream_for_the_guard_test", breaks, "a test")
+    _on_import.when_imported("upstream_for_the_guard_test", breaks, "upstream-for-the-guard-test>=1")
     try:
         with pytest.warns(RuntimeWarning, match="could not adapt upstream_for_the_guard_test"):
             import upstream_for_the_guard_test

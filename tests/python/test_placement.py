@@ -12,7 +12,7 @@ from conftest import PASS_MODE
 
 
 def run_child(code):
-    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_PJRT_")}
+    env = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_PJRT_") or k == "TORCH_PJRT_EXIT_REPORT"}
     env.update(TORCH_PJRT_EAGER_MODE=PASS_MODE, TORCH_PJRT_CPU_DEVICES="2")
     if "TORCH_PJRT_CACHE_DIR" in os.environ:
         env["TORCH_PJRT_CACHE_DIR"] = os.environ["TORCH_PJRT_CACHE_DIR"]

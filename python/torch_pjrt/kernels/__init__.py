@@ -30,5 +30,5 @@ def standard_only():
         moe.substitute = previous
 
 
-_on_import.when_imported("transformers.integrations.moe", moe.register, "transformers 5.25")
-_on_import.when_imported("kernels", hub.register, "kernels 0.19")
+_on_import.when_imported("transformers.integrations.moe", moe.register, "transformers>=5.25,<5.26")
+_on_import.when_imported("kernels", hub.register, "kernels>=0.19,<0.20")
