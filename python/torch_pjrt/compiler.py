@@ -25,10 +25,13 @@ log = logging.getLogger("torch_pjrt.compile")
 _counter = itertools.count()
 _noted = set()
 
-# Programs traced (one per graph and input signature) and the seconds spent
-# tracing them through the kernels and compiling (or loading) each program;
-# attention calls that read grouped keys/values without their repeat.
-stats = {"programs": 0, "trace_seconds": 0.0, "xla_compile_seconds": 0.0, "kv_repeats_dropped": 0}
+# Graphs handed to the backend (forward, backward or inference), graphs
+# split around work that runs outside a program, programs traced (one per
+# graph or piece and input signature) and the seconds spent tracing them
+# through the kernels and compiling (or loading) each program; attention
+# calls that read grouped keys/values without their repeat.
+stats = {"graphs": 0, "splits": 0, "programs": 0, "trace_seconds": 0.0, "xla_compile_seconds": 0.0,
+         "kv_repeats_dropped": 0}
 
 # Modes that only select inductor strategies (cudagraphs, autotuning): every
 # tpu graph already runs as one cached XLA program, so they change nothing.
@@ -231,6 +234,7 @@ def _split(gm, place, name):
     the rest between them."""
     from torch.fx.passes.split_module import split_module
 
+    stats["splits"] += 1
     ids, part, last, device_parts = {}, 0, None, set()
     for n in gm.graph.nodes:
         if n not in place:
@@ -445,6 +449,7 @@ def _graph_compiler(kind, fullgraph):
         return compile_graph_as_is(gm, name)
 
     def compile_graph_as_is(gm, name):
+        stats["graphs"] += 1
         place = _classify(gm)
         bad = sorted({_op_name(n) for n, k in place.items()
                       if k == "eager" and isinstance(n.target, torch._ops.OpOverload)})

@@ -258,7 +258,18 @@ def get_amp_supported_dtype():
 
 
 def is_bf16_supported(including_emulation: bool = True) -> bool:
-    return True
+    """Whether bfloat16 works on the device: on every PJRT platform, the
+    device being available. Natively (not by computing in float32 and
+    rounding, as XLA:CPU does) on TPUs and NVIDIA GPUs; including_emulation
+    False asks for that."""
+    if not is_available():
+        return False
+    if including_emulation:
+        return True
+    import torch_pjrt
+    choice = torch_pjrt.plugin_choice.name  # a plugin given by path: ask it (starts the device)
+    platform = _C._runtime_info()["platform"] if choice == "path" else choice
+    return platform in ("tpu", "cuda", "gpu")
 
 
 def _is_in_bad_fork() -> bool:

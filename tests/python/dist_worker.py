@@ -2,7 +2,8 @@
 `python dist_worker.py SCENARIO RANK WORLD STORE_FILE OUT_JSON`, or under
 torchrun `dist_worker.py tp_plan MODEL_DIR OUT_JSON`. Each rank
 binds tpu:0 of its own process, as on a TPU VM with one chip per process.
-Rank 0 writes what it found to OUT_JSON.
+Every rank writes what it found to its own OUT_JSON (under torchrun: rank 0
+to OUT_JSON, rank r to OUT_JSON.rank<r>), so the test checks each one.
 
 `python dist_worker.py threads SCENARIO WORLD OUT_JSON` runs the same
 scenario with the ranks as threads of one process, rank r on tpu:r
@@ -206,11 +207,20 @@ def _global_losses(losses, world):
 
 
 def data_parallel(rank, world, wrap):
+    """Each rank trains on its slice of the global batch; the reference is
+    one model trained on the whole batch in this rank. Besides the global
+    losses, this rank's parameters after training against the reference's
+    (FSDP's gathered whole)."""
     batches = _batches(world)
-    reference = [float(x.cpu()) for x in _train(_llama().to("tpu"), batches, lambda b: b)]
+    one = _llama().to("tpu")
+    reference = [float(x.cpu()) for x in _train(one, batches, lambda b: b)]
     model = wrap(_llama().to("tpu"))
     mine = _train(model, batches, lambda b: b.chunk(world)[rank])
-    return {"reference": reference, "parallel": _global_losses(mine, world),
+    params = []
+    for p, q in zip(model.parameters(), one.parameters()):
+        p = p.full_tensor() if hasattr(p, "full_tensor") else p
+        params.append(float((p.detach().cpu() - q.detach().cpu()).abs().max()))
+    return {"reference": reference, "parallel": _global_losses(mine, world), "param_max_diff": max(params),
             "stats": torch_pjrt.distributed.stats()}
 
 
@@ -301,15 +311,15 @@ def tp_plan(path, out, ep_size=1):
     if local is not None and hasattr(local, "to_local"):
         local = local.to_local()
     experts_here = int(local.shape[0]) if local is not None else None
-    if int(os.environ["RANK"]) == 0:
-        reference = AutoModelForCausalLM.from_pretrained(path)
-        with torch.no_grad():
-            expected = reference(ids).logits
-        with open(out, "w") as f:
-            json.dump({"max_diff": float((logits.cpu() - expected).abs().max()), "sharded": sharded,
-                       "experts_here": experts_here,
-                       "backend": dist.get_backend(), "device": str(model.device),
-                       "stats": torch_pjrt.distributed.stats()}, f)
+    rank = int(os.environ["RANK"])
+    reference = AutoModelForCausalLM.from_pretrained(path)
+    with torch.no_grad():
+        expected = reference(ids).logits
+    with open(out if rank == 0 else f"{out}.rank{rank}", "w") as f:
+        json.dump({"max_diff": float((logits.cpu() - expected).abs().max()), "sharded": sharded,
+                   "experts_here": experts_here,
+                   "backend": dist.get_backend(), "device": str(model.device),
+                   "stats": torch_pjrt.distributed.stats()}, f)
     dist.destroy_process_group()
 
 
@@ -376,7 +386,8 @@ def threads(scenario, world, out):
     for m in members:
         m.join()
     with open(out, "w") as f:
-        json.dump({**results.get(0, {}), "errors": errors, "devices": torch.tpu.device_count()}, f)
+        json.dump({**results.get(0, {}), "ranks": [results.get(r) for r in range(world)], "errors": errors,
+                   "devices": torch.tpu.device_count()}, f)
 
 
 def main():
@@ -395,9 +406,8 @@ def main():
                   "stats": torch_pjrt.distributed.stats()}
     else:
         result = globals()[scenario](rank, world)
-    if rank == 0:
-        with open(out, "w") as f:
-            json.dump(result, f)
+    with open(out, "w") as f:
+        json.dump(result, f)
     if scenario != "peer_dies":
         dist.destroy_process_group()
 

@@ -18,6 +18,11 @@ def _reset():
     torch._dynamo.reset()
 
 
+def _grown(before):
+    """What the backend did since `before` (a copy of compiler.stats)."""
+    return {k: torch_pjrt.compiler.stats[k] - before[k] for k in ("graphs", "splits", "programs")}
+
+
 def _compiles():
     """Programs compiled or loaded from the disk cache (not found in memory)."""
     s = torch_pjrt.cache_stats()
@@ -314,8 +319,12 @@ def test_fallback_op_splits_the_graph():
         return torch.special.bessel_j0(torch.sin(x) * 3) * 2 + x
 
     x = torch.randn(5, 7)
+    before = dict(torch_pjrt.compiler.stats)
     got = torch.compile(f, backend="tpu")(x.to("tpu"))
     torch.testing.assert_close(got.cpu(), f(x), rtol=1e-5, atol=1e-5)
+    # One graph, split around the fallback op: its two device stretches
+    # (sin * 3, then * 2 + x) are programs.
+    assert _grown(before) == {"graphs": 1, "splits": 1, "programs": 2}
 
     # A composite op (its functional form calls an out= kernel the tpu lacks)
     # is found by the trace meeting the fallback: the graph splits there.
@@ -323,9 +332,11 @@ def test_fallback_op_splits_the_graph():
         return torch.special.bessel_y0(torch.sin(x).abs() + 1) * 2 + x
 
     g_t = torch.compile(g, backend="tpu")
+    before = dict(torch_pjrt.compiler.stats)
     for _ in range(2):
         x = torch.randn(5, 7)
         torch.testing.assert_close(g_t(x.to("tpu")).cpu(), g(x), rtol=1e-5, atol=1e-5)
+    assert _grown(before) == {"graphs": 1, "splits": 1, "programs": 2}  # the second call reuses them
 
 
 def test_fallback_op_under_fullgraph_names_it():
@@ -349,8 +360,12 @@ def test_graph_breaks_item_print_and_data_dependent_shapes():
         return z * s + 1
 
     x = torch.randn(6, 5)
+    before = dict(torch_pjrt.compiler.stats)
     got = torch.compile(f, backend="tpu")(x.to("tpu"))
     torch.testing.assert_close(got.cpu(), f(x), rtol=1e-5, atol=1e-5)
+    # Dynamo breaks the graph at print, .item() and the data-dependent
+    # shape: four graphs, each one whole program (nothing split).
+    assert _grown(before) == {"graphs": 4, "splits": 0, "programs": 4}
 
 
 def test_dynamic_shapes_recompile_per_shape_with_a_log_line(capfd):

@@ -47,6 +47,16 @@ def test_device_module_like_cuda():
         torch.tpu.set_device(torch.tpu.device_count())
 
 
+def test_bf16_support_says_where_it_is_emulated():
+    import torch_pjrt
+    assert torch.tpu.is_bf16_supported() and torch.tpu.is_bf16_supported(including_emulation=True)
+    # XLA:CPU computes bfloat16 in float32 and rounds; TPUs and GPUs have it.
+    assert torch.tpu.is_bf16_supported(including_emulation=False) == (torch_pjrt.plugin_choice.name != "cpu")
+    x = torch.randn(8, 8)
+    got = (x.to(TPU, torch.bfloat16) @ x.to(TPU, torch.bfloat16)).cpu()
+    torch.testing.assert_close(got, x.bfloat16() @ x.bfloat16(), atol=0.1, rtol=2e-2)
+
+
 def test_memory_stats_track_allocations():
     torch.tpu.synchronize()
     before = torch.tpu.memory_allocated()

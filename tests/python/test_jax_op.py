@@ -37,12 +37,19 @@ def mlp(x, w):
     return jnp.tanh(x @ w) * 2 + jnp.sin(x).sum(-1, keepdims=True)
 
 
+def mlp_by_numpy(x, w):
+    """mlp in float64 NumPy: a reference that is not JAX."""
+    x, w = x.double().numpy(), w.double().numpy()
+    return torch.from_numpy(np.tanh(x @ w) * 2 + np.sin(x).sum(-1, keepdims=True)).float()
+
+
 def test_function_matches_jax():
     op = torch_pjrt.jax_op(fresh("mlp"), mlp)
     x, w = torch.randn(5, 4), torch.randn(4, 4)
     got = op(x.to(TPU), w.to(TPU))
     assert got.device.type == "tpu" and got.shape == (5, 4) and got.dtype == torch.float32
     torch.testing.assert_close(got.cpu(), by_jax(mlp, x, w), atol=1e-5, rtol=1e-5)
+    torch.testing.assert_close(got.cpu(), mlp_by_numpy(x, w), atol=1e-5, rtol=1e-5)
     # Another shape is another export; the first is reused after it.
     x2, w2 = torch.randn(3, 6), torch.randn(6, 6)
     torch.testing.assert_close(op(x2.to(TPU), w2.to(TPU)).cpu(), by_jax(mlp, x2, w2), atol=1e-5, rtol=1e-5)
@@ -327,7 +334,9 @@ def test_meta_and_fake_tensors():
 def test_cpu_tensors_run_through_jax_on_the_host():
     op = torch_pjrt.jax_op(fresh("mlp_host"), mlp)
     x, w = torch.randn(5, 4), torch.randn(4, 4)
-    torch.testing.assert_close(op(x, w), by_jax(mlp, x, w))
+    got = op(x, w)
+    assert got.device.type == "cpu" and got.dtype == torch.float32 and got.shape == (5, 4)
+    torch.testing.assert_close(got, mlp_by_numpy(x, w), atol=1e-5, rtol=1e-5)
 
 
 def test_bad_calls_are_clear_errors():
