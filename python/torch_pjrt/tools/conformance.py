@@ -333,6 +333,9 @@ def _worker(op_ids, quick, grads):
             os._exit(5)
         _run_op(op, oid, quick, grads)
         print(json.dumps({"end": oid}), flush=True)
+    # Each op's fallbacks are in its records; the process's own exit report
+    # (TORCH_PJRT_EXIT_REPORT) has nothing more to say about them.
+    torch_pjrt.reset_fallback_stats()
     print(json.dumps({"done": True}), flush=True)
 
 
