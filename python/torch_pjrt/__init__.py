@@ -59,7 +59,8 @@ try:
     from . import _dynamo_hook  # noqa: F401  (torch.compile(backend="tpu"))
     from . import kernels  # noqa: F401  (transformers' layers on tpu: see kernels/__init__.py)
     from . import distributed
-    from ._jax_op import JaxOp, jax_op  # noqa: F401  (imports jax only when used)
+    from . import jax_interop  # noqa: F401  (imports jax only when used)
+    from .jax_interop import JaxOp, jax_op  # noqa: F401  (torch_pjrt.jax_op: the module's entry point)
 
     distributed.install()  # the c10d backend "tpu_dist" (see distributed.py)
 except Exception as _err:
