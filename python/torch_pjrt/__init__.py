@@ -40,7 +40,7 @@ try:
     # Loads and checks the plugin now (a few ms; the client waits for first use).
     try:
         _plugin_attributes = _C._configure(plugin_choice.path, plugin_choice.name, plugin_choice.hint,
-                                           int(_env.get("TORCH_PJRT_CPU_DEVICES", "1")))
+                                           int(_env.value("TORCH_PJRT_CPU_DEVICES")))
     except RuntimeError as _err:
         raise _load_record.PluginUnavailable(str(_err)) from _err
 

@@ -44,7 +44,7 @@ def _note_once(msg):
 
 
 def _log_recompiles():
-    return _env.get("TORCH_PJRT_LOG_RECOMPILES", "0") != "0"
+    return _env.flag("TORCH_PJRT_LOG_RECOMPILES")
 
 
 def _describe(args):
