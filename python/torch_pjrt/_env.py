@@ -36,9 +36,9 @@ FOREIGN = {
     "TORCH_PJRT_BUILD_DIR": ("`build/release`", "build time: the CMake build directory `pip install` (setup.py) "
                              "builds the extension in"),
     "CMAKE_BUILD_PARALLEL_LEVEL": ("the machine's cores", "build time: parallel jobs of the build setup.py runs"),
-    "PYTHON": ("`.venv/bin/python`", "build time: the Python `scripts/build.sh` builds for"),
+    "PYTHON": ("`.venv/bin/python`", "build time: the Python `scripts/build.sh` and `scripts/wheel.sh` build for"),
     "JOBS": ("2", "build time: parallel jobs of `scripts/build.sh` and `scripts/test.sh`"),
-    "CCACHE_BASEDIR": ("the source tree", "build time: ccache's base directory (`scripts/build.sh`)"),
+    "CCACHE_BASEDIR": ("the source tree", "build time: ccache's base directory (`scripts/build.sh`, `scripts/wheel.sh`)"),
     "PY": ("`.venv/bin/python`", "tests: the Python `scripts/test.sh` runs the suite with"),
 }
 
