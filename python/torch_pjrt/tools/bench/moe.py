@@ -112,16 +112,16 @@ def bench_moe(batches, caches, new_tokens, repeats):
                 except Exception as e:  # noqa: BLE001 - the bench reports it and goes on
                     failed[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
                     print(f"  {cache:<7} b{batch:<3} {name} failed: {failed[name]}")
-            timed = [name for name in SIDES if name not in failed]
+            measured = [name for name in SIDES if name not in failed]
             # Per token: the fastest long run less the fastest short one (a
             # difference per repeat turns one slow short run into a negative).
-            short, long_ = ({name: [] for name in timed} for _ in range(2))
+            short, long_ = ({name: [] for name in measured} for _ in range(2))
             # Each side's pair is timed after an untimed short run of its
             # own: the sides share one model, and what one side's reads
             # leave (eager weight copies are kept per storage and view)
             # must not be paid by the next side's first timed run.
             for _ in range(repeats):
-                for name in timed:
+                for name in measured:
                     timed(*side(name, 2))
                     short[name].append(timed(*side(name, 2)))
                     long_[name].append(timed(*side(name, new_tokens)))
