@@ -12,7 +12,6 @@ that, the graph rewrites of fx_passes.py run on each ATen graph.
 """
 import itertools
 import logging
-import os
 import re
 import sys
 import time

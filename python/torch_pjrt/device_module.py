@@ -1,5 +1,4 @@
 """torch.tpu: the device module, shaped like torch.cuda."""
-import contextlib
 import sys
 
 import torch

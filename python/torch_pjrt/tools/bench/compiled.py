@@ -11,8 +11,6 @@ import time
 
 import torch
 
-import torch_pjrt
-
 from .models import MODELS, model
 from .timing import cold_and_warm, interleaved, no_sync
 
