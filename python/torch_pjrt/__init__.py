@@ -40,7 +40,7 @@ try:
     # Loads and checks the plugin now (a few ms; the client waits for first use).
     try:
         _plugin_attributes = _C._configure(plugin_choice.path, plugin_choice.name, plugin_choice.hint,
-                                           int(_env.get("TORCH_PJRT_CPU_DEVICES", "1")))
+                                           int(_env.value("TORCH_PJRT_CPU_DEVICES")))
     except RuntimeError as _err:
         raise _load_record.PluginUnavailable(str(_err)) from _err
 
@@ -59,7 +59,8 @@ try:
     from . import _dynamo_hook  # noqa: F401  (torch.compile(backend="tpu"))
     from . import kernels  # noqa: F401  (transformers' layers on tpu: see kernels/__init__.py)
     from . import distributed
-    from ._jax_op import JaxOp, jax_op  # noqa: F401  (imports jax only when used)
+    from . import jax_interop  # noqa: F401  (imports jax only when used)
+    from .jax_interop import JaxOp, jax_op  # noqa: F401  (torch_pjrt.jax_op: the module's entry point)
 
     distributed.install()  # the c10d backend "tpu_dist" (see distributed.py)
 

@@ -1,4 +1,7 @@
-"""python -m torch_pjrt <command>: conformance | bench | info | env"""
+"""python -m torch_pjrt <command>: conformance | bench | info | env
+
+info and env are user tools (_info.py, _env.py); conformance and bench
+are developer tools, in the tools/ subpackage."""
 import sys
 
 
@@ -9,8 +12,8 @@ def main():
         return 2
     cmd, rest = sys.argv[1], sys.argv[2:]
     if cmd == "info":  # first: it also reports a package that failed to load
-        from .tools import info
-        return info.main(rest)
+        from . import _info
+        return _info.main(rest)
     import _torch_pjrt_autoload as record
     if record.error is not None:
         print(record.error, file=sys.stderr)
@@ -19,8 +22,8 @@ def main():
         from .tools import conformance
         return conformance.main(rest)
     if cmd == "bench":
-        from .tools import bench
-        return bench.main(rest)
+        from .tools.bench import cli
+        return cli.main(rest)
     if cmd == "env":  # the README's table of environment variables
         from . import _env
         print(_env.markdown_table(), end="")

@@ -10,7 +10,9 @@ them in):
   (_default_backend), and inductor's device registry gets code generators
   for "tpu" that raise a clear error where inductor is reached another way
   (it would otherwise pick its Pallas generator, which targets another TPU
-  stack and fails with `No module named 'jax'`).
+  stack and fails with `No module named 'jax'`). The device module
+  (torch.tpu) names the same generators, where inductor's backend
+  registration looks for a device's own.
 - Fake tensors learn that `aten._grouped_mm` on tpu takes float32 and
   float16 as well as bfloat16 (torch's meta function admits bfloat16 only,
   what CUDA's kernel takes), so a float32 MoE model traced with
@@ -19,6 +21,24 @@ them in):
 import importlib.metadata
 
 from ._on_import import when_imported
+
+_NO_INDUCTOR = ("torch.compile's default backend (inductor) cannot generate code for the tpu device; "
+                "use torch.compile(model, backend=\"tpu\"), which runs each captured graph on the tpu as one program")
+
+
+class _NoInductorMeta(type):
+    def __getattr__(cls, name):
+        raise RuntimeError(_NO_INDUCTOR)
+
+
+class _NoInductorCodegen(metaclass=_NoInductorMeta):
+    """torch.compile's default backend, inductor, looks up each device's code
+    generators (Scheduling, PythonWrapperCodegen, ...). It has none for the
+    tpu: fail at once with the way out, not deep inside inductor."""
+
+    def __init__(self, *args, **kwargs):
+        raise RuntimeError(_NO_INDUCTOR)
+
 
 # Loaded by Dynamo on first use, like an installed entry point.
 _ENTRY = importlib.metadata.EntryPoint(name="tpu", value="torch_pjrt.compiler:tpu_backend",
@@ -32,7 +52,6 @@ def _dynamo_registry(registry):
 
 def _inductor_codegen(common):
     """inductor's code generators for "tpu": a clear error, not its Pallas path."""
-    from .device_module import _NoInductorCodegen
     if common.get_scheduling_for_device("tpu") is None:
         common.register_backend_for_device("tpu", _NoInductorCodegen, _NoInductorCodegen,
                                            _NoInductorCodegen, _NoInductorCodegen)

@@ -74,7 +74,7 @@ def resolve(name=None):
     TPU (libtpu installed and chips present), GPU (an XLA:GPU plugin installed
     and an NVIDIA device present), XLA:CPU."""
     reason = f"asked for '{name}'" if name else ""
-    if not name and _env.get("TORCH_PJRT_PLUGIN", ""):
+    if not name and _env.get("TORCH_PJRT_PLUGIN"):
         name = _env.get("TORCH_PJRT_PLUGIN")
         reason = f"TORCH_PJRT_PLUGIN={name}"
     if not name:

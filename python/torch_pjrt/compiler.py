@@ -1,4 +1,5 @@
-"""The `tpu` backend of torch.compile.
+"""The `tpu` backend of torch.compile, and the splitter that runs a graph's
+CPU-only and CPU-fallback parts between its device programs.
 
 Dynamo captures a graph, AOTAutograd turns it into ATen forward / backward
 graphs (functional, with input mutations kept as trailing copies), and each
@@ -6,11 +7,11 @@ ATen graph becomes one program of the engine: it is run once per input
 signature through the ordinary tpu kernels on placeholder storages (types,
 no data), the values it stores are planned and keyed as the fused eager
 mode would key the same ops, and later calls only launch the cached
-executable on the caller's buffers (see csrc/aten/compiled.cc).
+executable on the caller's buffers (see csrc/aten/compiled.cc). Before
+that, the graph rewrites of fx_passes.py run on each ATen graph.
 """
 import itertools
 import logging
-import os
 import re
 import sys
 import time
@@ -18,7 +19,7 @@ import warnings
 
 import torch
 
-from . import _C, _dot_layout, _env
+from . import _C, _dot_layout, _env, fx_passes
 
 log = logging.getLogger("torch_pjrt.compile")
 
@@ -45,7 +46,7 @@ def _note_once(msg):
 
 
 def _log_recompiles():
-    return _env.get("TORCH_PJRT_LOG_RECOMPILES", "0") != "0"
+    return _env.flag("TORCH_PJRT_LOG_RECOMPILES")
 
 
 def _describe(args):
@@ -282,151 +283,6 @@ class _Piece(torch.nn.Module):
         return out[0] if len(out) == 1 and not self.multi else tuple(out)
 
 
-# Matmuls of many rows read inference weights from [in, out] copies on
-# XLA:CPU (see _dot_layout.py).
-_DOT_LAYOUT_MIN_ROWS = _dot_layout.MIN_ROWS
-_weight_copies = _dot_layout.copies
-_dot_layout_applies = _dot_layout.applies
-
-
-def _weights_in_dot_layout(gm):
-    """Serves each inference-graph weight that only feeds matmuls of many
-    rows as x @ W.T, and the MoE kernel's expert tensors, from an [in, out]
-    copy: a new graph input, filled at each call from the copy made for that
-    weight. The graph computes the
-    same values; only which buffer the matmul reads changes. Returns the
-    positions of the weights whose copies the caller appends, in order,
-    each with the function making its copy."""
-    mm_rhs = {torch.ops.aten.mm.default: 1, torch.ops.aten.addmm.default: 2}
-
-    def is_transpose(n):  # of a 2-D value
-        return n.target is torch.ops.aten.t.default or (
-            n.target is torch.ops.aten.permute.default and [d % 2 for d in n.args[1]] == [1, 0])
-
-    def many_row_rhs(t, u):
-        k = mm_rhs.get(u.target)
-        return k is not None and len(u.args) > k and u.args[k] is t and \
-            u.args[k - 1].meta["val"].shape[0] >= _DOT_LAYOUT_MIN_ROWS
-
-    placeholders = [n for n in gm.graph.nodes if n.op == "placeholder"]
-    static, last, copies, makers = _static_inputs(), placeholders[-1], {}, {}
-    for i, ph in enumerate(placeholders):
-        v = ph.meta.get("val")
-        if i not in static or not isinstance(v, torch.Tensor) or v.dim() != 2 or v.device.type != "tpu":
-            continue
-        for t in list(ph.users):
-            if not is_transpose(t) or not t.users or not all(many_row_rhs(t, u) for u in t.users):
-                continue
-            if i not in copies:
-                with gm.graph.inserting_after(last):
-                    last = copies[i] = gm.graph.placeholder(f"{ph.name}_in_out")
-                last.meta["val"] = v.new_empty((v.shape[1], v.shape[0]))
-            t.replace_all_uses_with(copies[i])
-            gm.graph.erase_node(t)
-    # The MoE kernel's expert tensors, [experts, out, in], read as [experts,
-    # in, out] (the op's in_out form) when both are static inputs; f32 ones
-    # whose output features fill whole panels in the native grouped kernel's
-    # panel form (4-D), where programs can call it.
-    moe = torch.ops.torch_pjrt.moe_experts.default
-    for u in list(gm.graph.nodes):
-        if u.target is not moe or len(u.args) > 6 and u.args[6] or u.kwargs.get("in_out"):
-            continue
-        pos = [placeholders.index(w) if w in placeholders else None for w in u.args[3:5]]
-        if any(p is None or p not in static for p in pos):
-            continue
-        vals = [placeholders[p].meta["val"] for p in pos]
-        panels = _dot_layout.native_functions() and all(
-            v.dtype == torch.float32 and v.shape[1] % _dot_layout.HOST_PANEL == 0 for v in vals)
-        for p, v in zip(pos, vals):
-            if p not in copies:
-                with gm.graph.inserting_after(last):
-                    last = copies[p] = gm.graph.placeholder(f"{placeholders[p].name}_{'panels' if panels else 'in_out'}")
-                e, n, k = v.shape
-                if panels:
-                    last.meta["val"] = v.new_empty((e, n // _dot_layout.HOST_PANEL, k, _dot_layout.HOST_PANEL))
-                    makers[p] = _dot_layout.host_panels
-                else:
-                    last.meta["val"] = v.new_empty((e, k, n))
-        u.args = (*u.args[:3], copies[pos[0]], copies[pos[1]], u.args[5], True)
-    if copies:
-        gm.graph.lint()
-        gm.recompile()
-    return [(p, makers.get(p, _dot_layout.in_out)) for p in copies]
-
-
-def _sdpa_reads_kv_heads(gm):
-    """Lets attention read grouped-query keys and values as they are stored.
-
-    transformers repeats each key/value head for its group of query heads
-    (`repeat_kv`: unsqueeze, expand, clone, reshape) before SDPA whenever it
-    compiles, and XLA then writes that copy of the whole KV cache in every
-    layer and step: [batch, query heads, cache length, head dim] twice,
-    which grows with the cache and, for a static cache, keeps its update
-    from being done in place. The tpu SDPA takes fewer key/value heads than
-    query heads as they are (each serves its group), so the repeat is
-    dropped from its inputs: the same values, computed without the copy."""
-    aten = torch.ops.aten
-    sdpa = aten._scaled_dot_product_fused_attention_overrideable.default
-
-    def static_shape(n):
-        v = n.meta.get("val") if isinstance(n, torch.fx.Node) else None
-        return list(v.shape) if isinstance(v, torch.Tensor) and all(isinstance(d, int) for d in v.shape) else None
-
-    def unrepeated(n):
-        """(x, chain) when n is x[:, :, None].expand(B, H, G, L, D) made
-        contiguous and reshaped to [B, H * G, L, D]."""
-        if not isinstance(n, torch.fx.Node) or n.target not in (aten._unsafe_view.default, aten.view.default,
-                                                                 aten.reshape.default):
-            return None
-        chain = [n]
-        e = n.args[0]
-        if isinstance(e, torch.fx.Node) and e.target is aten.clone.default:
-            chain.append(e)
-            e = e.args[0]
-        if not isinstance(e, torch.fx.Node) or e.target is not aten.expand.default:
-            return None
-        u = e.args[0]
-        if not isinstance(u, torch.fx.Node) or u.target is not aten.unsqueeze.default or u.args[1] != 2:
-            return None
-        x = u.args[0]
-        xs, es, ns = static_shape(x), static_shape(e), static_shape(n)
-        if xs is None or es is None or ns is None or len(xs) != 4:
-            return None
-        b, h, length, d = xs
-        if es != [b, h, es[2], length, d] or ns != [b, h * es[2], length, d]:
-            return None
-        return x, chain + [e, u]
-
-    changed = False
-    for node in list(gm.graph.nodes):
-        if node.target is not sdpa or len(node.args) < 3:
-            continue
-        k, v = unrepeated(node.args[1]), unrepeated(node.args[2])
-        if k is None or v is None:
-            continue
-        node.args = (node.args[0], k[0], v[0], *node.args[3:])
-        for dead in k[1] + v[1]:
-            if not dead.users:
-                gm.graph.erase_node(dead)
-        stats["kv_repeats_dropped"] += 1
-        changed = True
-    if changed:
-        gm.graph.lint()
-        gm.recompile()
-
-
-def _static_inputs():
-    """Positions of the graph inputs AOTAutograd knows as parameters or
-    buffers (the same tensors at every call)."""
-    try:
-        from torch._guards import TracingContext
-        ctx = TracingContext.try_get()
-        meta = ctx.fw_metadata if ctx is not None else None
-        return set(meta.static_input_indices) if meta is not None else set()
-    except Exception:  # noqa: BLE001  (no tracing context: nothing is known static)
-        return set()
-
-
 def _with_weight_copies(program, copies):
     def run(*args):
         args = _unbox(args)
@@ -441,9 +297,9 @@ def _graph_compiler(kind, fullgraph):
         devices = {a.device.type for a in example_inputs if isinstance(a, torch.Tensor)}
         if "tpu" not in devices:
             return _eager(gm)  # nothing on the device: PyTorch runs it as written
-        _sdpa_reads_kv_heads(gm)
-        if kind == "inference" and _dot_layout_applies():
-            positions = _weights_in_dot_layout(gm)
+        stats["kv_repeats_dropped"] += fx_passes.sdpa_reads_kv_heads(gm)
+        if kind == "inference" and _dot_layout.applies():
+            positions = fx_passes.weights_in_dot_layout(gm)
             if positions:
                 return _with_weight_copies(compile_graph_as_is(gm, name), positions)
         return compile_graph_as_is(gm, name)

@@ -1,11 +1,13 @@
 """torch.tpu: the device module, shaped like torch.cuda."""
-import contextlib
 import sys
 
 import torch
 
 from . import _C
 from . import amp  # noqa: F401  (torch.tpu.amp, like torch.cuda.amp)
+from ._devices import current_device, device_count  # noqa: F401
+from ._devices import index as _index
+from ._dynamo_hook import _NoInductorCodegen
 from .streams import Event, Stream, current_stream, default_stream, set_stream, stream  # noqa: F401
 
 sys.modules.setdefault("torch.tpu.amp", amp)
@@ -22,30 +24,6 @@ def is_initialized() -> bool:
 
 def init() -> None:
     _C._runtime_info()
-
-
-def device_count() -> int:
-    return int(_C._device_count())
-
-
-def current_device() -> int:
-    return torch.accelerator.current_device_index() if _accel() else int(_C._current_device())
-
-
-def _accel():
-    acc = getattr(torch, "accelerator", None)
-    return acc is not None and acc.is_available() and acc.current_accelerator().type == "tpu"
-
-
-def _index(device) -> int:
-    if device is None:
-        return current_device()
-    if isinstance(device, int):
-        return device
-    d = torch.device(device)
-    if d.type != "tpu":
-        raise ValueError(f"expected a tpu device, got {d}")
-    return current_device() if d.index is None else d.index
 
 
 def set_device(device) -> None:
@@ -280,22 +258,6 @@ def _is_in_bad_fork() -> bool:
     return _C._in_bad_fork()
 
 
-_NO_INDUCTOR = ("torch.compile's default backend (inductor) cannot generate code for the tpu device; "
-                "use torch.compile(model, backend=\"tpu\"), which runs each captured graph on the tpu as one program")
-
-
-class _NoInductorMeta(type):
-    def __getattr__(cls, name):
-        raise RuntimeError(_NO_INDUCTOR)
-
-
-class _NoInductorCodegen(metaclass=_NoInductorMeta):
-    """torch.compile's default backend, inductor, looks up each device's code
-    generators (Scheduling, PythonWrapperCodegen, ...). It has none for the
-    tpu: fail at once with the way out, not deep inside inductor."""
-
-    def __init__(self, *args, **kwargs):
-        raise RuntimeError(_NO_INDUCTOR)
-
-
+# Inductor's backend registration takes a device's code generators from its
+# device module: the tpu has none (see _dynamo_hook.py).
 Scheduling = PythonWrapperCodegen = CppWrapperCodegen = WrapperFxCodegen = _NoInductorCodegen

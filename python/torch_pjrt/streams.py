@@ -7,10 +7,11 @@ import contextlib
 
 import torch
 
+from . import _devices
+
 
 def _device(device):
-    from .device_module import _index  # torch.tpu's reading of a device argument
-    return torch.device("tpu", _index(device))
+    return torch.device("tpu", _devices.index(device))
 
 
 class Stream(torch.Stream):

@@ -6,7 +6,7 @@ import pytest
 import torch
 
 import torch_pjrt
-from torch_pjrt.tools import bench
+from torch_pjrt.tools.bench import dist, ops, timing
 
 pytestmark = pytest.mark.once("the bench picks its own modes")
 
@@ -22,7 +22,7 @@ def test_interleaved_runs_each_side_per_round_in_its_mode():
             (x + 1).sum()
         return fn
 
-    r = bench._interleaved({"cpu": (side("cpu"), bench._no_sync, None),
+    r = timing.interleaved({"cpu": (side("cpu"), timing.no_sync, None),
                             "fused": (side("fused"), torch.tpu.synchronize, "fused"),
                             "strict": (side("strict"), torch.tpu.synchronize, "strict")}, repeats=3, warmup=1)
     assert set(r) == {"cpu", "fused", "strict"}
@@ -36,32 +36,32 @@ def test_interleaved_runs_each_side_per_round_in_its_mode():
 
 
 def test_moe_ratios_are_speed_ups_and_none_where_a_side_failed():
-    from torch_pjrt.tools import bench_moe
+    from torch_pjrt.tools.bench import moe
     row = {"tpu_kernel_ms_per_token": 10.0, "tpu_grouped_mm_ms_per_token": None,
            "tpu_batched_mm_ms_per_token": 80.0, "tpu_eager_ms_per_token": 40.0,
            "torch_cpu_grouped_mm_ms_per_token": 25.0, "roofline_ms": 5.0, "failed": {"tpu_grouped_mm": "E"}}
-    r = bench_moe.ratios({"rows": {"static_b1": dict(row, tpu_kernel_ms_per_token=1.0), "dynamic_b64": row}})
+    r = moe.ratios({"rows": {"static_b1": dict(row, tpu_kernel_ms_per_token=1.0), "dynamic_b64": row}})
     assert r == {"kernel_speedup_over_batched_mm_b64": 8.0, "kernel_speedup_over_best_standard_b64": 4.0,
                  "kernel_speedup_over_torch_cpu_grouped_mm_b64": 2.5, "kernel_over_roofline_b64": 2.0}
-    r = bench_moe.ratios({"rows": {"dynamic_b64": dict(row, tpu_kernel_ms_per_token=None)}})
+    r = moe.ratios({"rows": {"dynamic_b64": dict(row, tpu_kernel_ms_per_token=None)}})
     assert set(r.values()) == {None}
     # Both caches at batch 64: the static row's ratios come with a prefix.
-    r = bench_moe.ratios({"rows": {"dynamic_b64": row, "static_b64": dict(row, tpu_kernel_ms_per_token=5.0)}})
+    r = moe.ratios({"rows": {"dynamic_b64": row, "static_b64": dict(row, tpu_kernel_ms_per_token=5.0)}})
     assert r["kernel_speedup_over_batched_mm_b64"] == 8.0 and r["static_kernel_speedup_over_batched_mm_b64"] == 16.0
     assert r["static_kernel_over_roofline_b64"] == 1.0 and len(r) == 8
 
 
 def test_dist_size_labels_and_samples_per_size():
-    assert [bench._size_label(n) for n in bench.DIST_SIZES] == ["4KiB", "64KiB", "1MiB", "16MiB", "64MiB"]
-    assert bench._size_label(1536) == "1536B"
-    assert bench._dist_inner(4 << 10) == 50 and bench._dist_inner(1 << 20) == 4 and bench._dist_inner(64 << 20) == 1
+    assert [dist.size_label(n) for n in dist.DIST_SIZES] == ["4KiB", "64KiB", "1MiB", "16MiB", "64MiB"]
+    assert dist.size_label(1536) == "1536B"
+    assert dist.inner_count(4 << 10) == 50 and dist.inner_count(1 << 20) == 4 and dist.inner_count(64 << 20) == 1
 
 
 def test_dist_summary_takes_the_slowest_rank_per_round_then_the_median():
     def rank(tpu, gloo):
         return {"samples": {"4096": {"tpu_dist": tpu, "gloo": gloo}}}
     ranks = [rank([1e-3, 5e-3, 2e-3], [1e-3, 1e-3, 1e-3]), rank([3e-3, 1e-3, 1e-3], [2e-3, 1e-3, 4e-3])]
-    results, ratios = bench._dist_summary(ranks, [4096])
+    results, ratios = dist.summary(ranks, [4096])
     row = results["4KiB"]
     # rounds' slowest ranks: tpu_dist 3, 5, 2 ms -> 3 ms; gloo 2, 1, 4 ms -> 2 ms
     assert abs(row["tpu_dist_us"] - 3000) < 1e-6 and abs(row["gloo_us"] - 2000) < 1e-6
@@ -71,24 +71,24 @@ def test_dist_summary_takes_the_slowest_rank_per_round_then_the_median():
 
 
 def test_dist_bench_runs_two_ranks_and_checks_their_results():
-    r = bench.bench_dist((4 << 10,), repeats=1)
+    r = dist.bench_dist((4 << 10,), repeats=1)
     assert r["results_correct"] and set(r["results"]) == {"4KiB"}
     assert set(r["ratios"]) == {"tpu_dist_over_gloo_4KiB"}
-    assert r["stats_rank0"]["host_collectives"] >= 1 + bench._dist_inner(4 << 10) * 2
+    assert r["stats_rank0"]["host_collectives"] >= 1 + dist.inner_count(4 << 10) * 2
 
 
 def test_dist_bench_with_ranks_as_threads_takes_the_device_transport():
-    r = bench.bench_dist((4 << 10,), repeats=1, threads=True)
+    r = dist.bench_dist((4 << 10,), repeats=1, threads=True)
     assert r["results_correct"] and set(r["ratios"]) == {"tpu_dist_over_gloo_4KiB"}
     # every tpu all_reduce on the devices: the check, then warm-up and timed rounds
-    assert r["stats_rank0"]["device_collectives"] >= 1 + bench._dist_inner(4 << 10) * 2
+    assert r["stats_rank0"]["device_collectives"] >= 1 + dist.inner_count(4 << 10) * 2
     assert r["stats_rank0"]["host_bytes"] == 0
 
 
 def test_launch_floor_beside_strict_adds():
     floor = torch_pjrt._C._launch_floor(16, 20)
     assert set(floor) == {"launch_us", "launch_event_us"} and all(v > 0 for v in floor.values())
-    r = bench.bench_launch_floor(repeats=1, inner=20)
+    r = ops.bench_launch_floor(repeats=1, inner=20)
     assert set(r) == {"add_1", "add_1024"}
     for row in r.values():
         assert row["launch_floor_us"] > 0 and row["tpu_strict_us"] > 0
@@ -126,10 +126,10 @@ def test_one_thread_leaves_xla_one_thread():
     # busy one core at a time (without NPROC they take every core). A
     # choice already made is kept.
     env = {"XLA_FLAGS": "--xla_cpu_use_xnnpack=false"}
-    bench.one_thread(env)
+    timing.one_thread(env)
     assert env == {"XLA_FLAGS": "--xla_cpu_use_xnnpack=false", "NPROC": "1"}
-    env = {k: v for k, v in os.environ.items() if k not in bench.ONE_THREAD_ENV}
-    bench.one_thread(env)
+    env = {k: v for k, v in os.environ.items() if k not in timing.ONE_THREAD_ENV}
+    timing.one_thread(env)
     import subprocess
     import sys
     out = subprocess.run([sys.executable, "-c", _PRODUCTS_CPU], env=env, capture_output=True, text=True, timeout=300)

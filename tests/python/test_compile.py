@@ -76,7 +76,7 @@ def test_many_row_matmuls_read_weights_from_in_out_copies():
     """On XLA:CPU an inference graph's x @ W.T of many rows reads W from an
     [in, out] copy made once per weight (and again after it changes); one
     row keeps reading W itself. Values are the CPU's either way."""
-    import torch_pjrt.compiler as compiler
+    from torch_pjrt import _dot_layout
     if torch_pjrt.runtime_info()["platform"] != "cpu":
         pytest.skip("a layout choice of the XLA:CPU plugin only")
     _reset()
@@ -86,7 +86,7 @@ def test_many_row_matmuls_read_weights_from_in_out_copies():
     mt.load_state_dict(m.state_dict())
     f = torch.compile(mt, backend="tpu")
     weights = {(id(mt.a.weight), "in_out"), (id(mt.b.weight), "in_out")}
-    copies = lambda: weights & set(compiler._weight_copies)  # noqa: E731
+    copies = lambda: weights & set(_dot_layout.copies)  # noqa: E731
     with torch.no_grad():
         x1 = torch.randn(1, 16)
         torch.testing.assert_close(f(x1.to("tpu")).cpu(), m(x1), rtol=1e-5, atol=1e-5)
@@ -94,14 +94,14 @@ def test_many_row_matmuls_read_weights_from_in_out_copies():
         x = torch.randn(64, 16)
         torch.testing.assert_close(f(x.to("tpu")).cpu(), m(x), rtol=1e-5, atol=1e-5)
         assert copies() == weights
-        made = compiler._weight_copies[id(mt.a.weight), "in_out"][2]
+        made = _dot_layout.copies[id(mt.a.weight), "in_out"][2]
         f(x.to("tpu"))
-        assert compiler._weight_copies[id(mt.a.weight), "in_out"][2] is made  # made once
+        assert _dot_layout.copies[id(mt.a.weight), "in_out"][2] is made  # made once
         # A changed weight gets a new copy: the graph never reads a stale one.
         mt.a.weight.mul_(-2)
         m.a.weight.mul_(-2)
         torch.testing.assert_close(f(x.to("tpu")).cpu(), m(x), rtol=1e-5, atol=1e-5)
-        assert compiler._weight_copies[id(mt.a.weight), "in_out"][2] is not made
+        assert _dot_layout.copies[id(mt.a.weight), "in_out"][2] is not made
     # The copies go with the weights.
     del f, mt
     _reset()

@@ -310,3 +310,33 @@ def test_every_variable_is_declared_once_and_the_readme_table_is_generated_from_
             assert not direct.search(f.read_text()), f"{f} reads a TORCH_PJRT_ variable directly"
     with pytest.raises(KeyError, match="not declared"):
         _env.get("TORCH_PJRT_NO_SUCH_THING")
+
+
+def test_every_variable_the_sources_read_is_in_the_table():
+    # Foreign ones too (XLA's, the system's, the build's): whatever the
+    # package, its C++ core, setup.py or the scripts read from the
+    # environment has its row in the one table.
+    from pathlib import Path
+    import re
+
+    from torch_pjrt import _env
+    root = Path(__file__).resolve().parents[2]
+    name = r"([A-Z_][A-Z0-9_]*)"
+    read = {}
+    for f in list((root / "csrc").rglob("*.cc")) + list((root / "csrc").rglob("*.h")):
+        text = f.read_text()
+        found = set(re.findall(r'getenv\("' + name + '"', text))
+        for names in re.findall(r"for \(const char\* \w+ : \{([^}]*)\}\)", text):  # getenv(var) in a loop
+            found |= set(re.findall(r'"' + name + '"', names))
+        read.update((n, f) for n in found)
+    for f in list((root / "python").rglob("*.py")) + [root / "setup.py"]:
+        text = f.read_text()
+        found = set(re.findall(r'environ(?:\.get|\.setdefault|\.pop)?[\(\[]\s*"' + name + '"', text))
+        found |= set(re.findall(r'_env\.(?:get|value|flag)\(\s*"' + name + '"', text))
+        read.update((n, f) for n in found)
+    for f in (root / "scripts").glob("*.sh"):
+        # ${NAME:-default}: a variable the caller may set (the rest are the script's own)
+        read.update((n, f) for n in re.findall(r"\$\{" + name + ":?-", f.read_text()))
+    assert {"XLA_FLAGS", "NPROC", "HOME", "XDG_CACHE_HOME", "TORCH_PJRT_BUILD_DIR", "JOBS"} <= set(read), sorted(read)
+    missing = {n: str(f.relative_to(root)) for n, f in read.items() if n not in _env._DECLARED}
+    assert not missing, f"read but not in the environment table (_env.FOREIGN, csrc/engine/env.cc): {missing}"

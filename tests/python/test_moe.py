@@ -282,15 +282,15 @@ def test_compiled_forward_runs_the_kernel():
     assert torch_pjrt.fallback_stats() == {}
     # On XLA:CPU the compiled graph reads the experts from copies: in the
     # native kernel's panel form where programs call it, else [in, out].
-    from torch_pjrt import compiler
+    from torch_pjrt import _dot_layout
     experts = dev.model.layers[0].mlp.experts
     native = bool(torch_pjrt.runtime_info()["native_functions"])
     for w in (experts.gate_up_proj, experts.down_proj):
         if native:
-            copy_ = compiler._weight_copies[id(w), "host_panels"][2]
+            copy_ = _dot_layout.copies[id(w), "host_panels"][2]
             assert torch.equal(copy_.cpu(), host_panels(w.detach().cpu()))
         else:
-            copy_ = compiler._weight_copies[id(w), "in_out"][2]
+            copy_ = _dot_layout.copies[id(w), "in_out"][2]
             assert torch.equal(copy_.cpu(), w.detach().transpose(1, 2).cpu())
     if native:
         start = native_calls()

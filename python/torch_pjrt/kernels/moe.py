@@ -113,7 +113,7 @@ def tpu_experts_forward(self, hidden_states, top_k_index, top_k_weights):
     if act is None:
         return hf_moe.grouped_mm_experts_forward(self, hidden_states, top_k_index, top_k_weights)
     # (Eager on XLA:CPU the op reads [out, in] expert tensors from [in, out]
-    # copies itself; a compiled graph gets them as inputs, see compiler.py.)
+    # copies itself; a compiled graph gets them as inputs, see fx_passes.py.)
     in_out = bool(getattr(self, "is_transposed", False))
     return moe_experts(hidden_states, top_k_index, top_k_weights, self.gate_up_proj, self.down_proj, act, in_out)
 

@@ -1,4 +1,7 @@
 """Developer tools, run as `python -m torch_pjrt <tool>`: `bench` (per-op
-latency, training, decoding, torch.compile and collectives beside PyTorch on
-the CPU) and `conformance` (PyTorch's OpInfo suite on the tpu against the
-CPU). Nothing here is imported by `import torch_pjrt`."""
+latency, training, decoding, torch.compile, collectives and MoE decoding
+beside PyTorch on the CPU; one module per benchmark in bench/) and
+`conformance` (PyTorch's OpInfo suite on the tpu against the CPU). They
+need what a user's install may lack (torch.testing._internal, transformers,
+matplotlib), so nothing here is imported by `import torch_pjrt`; the user's
+own tool, `python -m torch_pjrt info`, is _info.py."""

@@ -527,7 +527,7 @@ def _environment():
     import torch
     import torch_pjrt
     return {"torch": torch.__version__, "platform": torch_pjrt.plugin_choice.name,
-            "eager_mode": _env.get("TORCH_PJRT_EAGER_MODE", "strict")}
+            "eager_mode": _env.value("TORCH_PJRT_EAGER_MODE")}
 
 
 def summarize(cases, quick, seconds):

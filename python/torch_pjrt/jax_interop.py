@@ -10,6 +10,11 @@ programs like any other kernel. Shapes for meta / fake tensors come from
 and run the same way.
 
 JAX stays optional: nothing here imports it until a ``jax_op`` is made.
+
+This module is public: ``torch_pjrt.jax_interop.jax_op`` and ``JaxOp``. The
+package re-exports both, so ``torch_pjrt.jax_op(...)`` is the usual
+spelling; the module has a name of its own because ``torch_pjrt.jax_op``
+is the function.
 """
 
 from __future__ import annotations

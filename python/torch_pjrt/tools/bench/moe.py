@@ -18,13 +18,13 @@ and its matmul flops over the device's measured matmul throughput.
 import copy
 import json
 import os
-import time
 
 import torch
 
 import torch_pjrt
 
-from . import bench
+from . import chart
+from .timing import no_sync, one_thread, process_mode, timed, write_json
 
 CONFIG = dict(hidden_size=512, intermediate_size=1408, num_hidden_layers=4, num_attention_heads=8,
               num_key_value_heads=4, head_dim=64, num_experts=32, num_experts_per_tok=4, moe_intermediate_size=256,
@@ -45,21 +45,14 @@ def _register_kept_grouped_mm():
     moe.ExpertsInterface.register("grouped_mm_kept", getattr(standard, "standard", standard))
 
 
-def _timed(fn, sync):
-    t0 = time.perf_counter()
-    fn()
-    sync()
-    return time.perf_counter() - t0
-
-
 def device_rates():
     """(read bandwidth bytes/s, matmul flop/s) of the tpu device, best of 5."""
     x = torch.randn(32 << 20, device="tpu")  # 128 MiB
     a, b = torch.randn(1024, 1024, device="tpu"), torch.randn(1024, 1024, device="tpu")
     sync = torch.tpu.synchronize
     keep = []  # results held, so no eager mode drops the work as unused
-    read = min(_timed(lambda: keep.append(x.sum()), sync) for _ in range(6))
-    mm = min(_timed(lambda: keep.append(a @ b), sync) for _ in range(6))
+    read = min(timed(lambda: keep.append(x.sum()), sync) for _ in range(6))
+    mm = min(timed(lambda: keep.append(a @ b), sync) for _ in range(6))
     return x.numel() * 4 / read, 2 * 1024**3 / mm
 
 
@@ -107,31 +100,31 @@ def bench_moe(batches, caches, new_tokens, repeats):
                     with torch.no_grad(), torch_pjrt.kernels.standard_only():
                         model.generate(p, attention_mask=torch.ones_like(p), max_new_tokens=n, min_new_tokens=n,
                                        do_sample=False, **kw)
-                return run, (torch.tpu.synchronize if device == "tpu" else bench._no_sync)
+                return run, (torch.tpu.synchronize if device == "tpu" else no_sync)
 
             # Warm-up: both lengths' programs compiled or loaded. A side that
             # fails is reported, not timed.
             failed = {}
             for name in SIDES:
                 try:
-                    _timed(*side(name, 2))
-                    _timed(*side(name, new_tokens))
+                    timed(*side(name, 2))
+                    timed(*side(name, new_tokens))
                 except Exception as e:  # noqa: BLE001 - the bench reports it and goes on
                     failed[name] = f"{type(e).__name__}: {str(e).splitlines()[0][:200]}"
                     print(f"  {cache:<7} b{batch:<3} {name} failed: {failed[name]}")
-            timed = [name for name in SIDES if name not in failed]
+            measured = [name for name in SIDES if name not in failed]
             # Per token: the fastest long run less the fastest short one (a
             # difference per repeat turns one slow short run into a negative).
-            short, long_ = ({name: [] for name in timed} for _ in range(2))
+            short, long_ = ({name: [] for name in measured} for _ in range(2))
             # Each side's pair is timed after an untimed short run of its
             # own: the sides share one model, and what one side's reads
             # leave (eager weight copies are kept per storage and view)
             # must not be paid by the next side's first timed run.
             for _ in range(repeats):
-                for name in timed:
-                    _timed(*side(name, 2))
-                    short[name].append(_timed(*side(name, 2)))
-                    long_[name].append(_timed(*side(name, new_tokens)))
+                for name in measured:
+                    timed(*side(name, 2))
+                    short[name].append(timed(*side(name, 2)))
+                    long_[name].append(timed(*side(name, new_tokens)))
             roof, parts = roofline(cfg, batch, bandwidth, flops_rate)
             row = {f"{name}_ms_per_token": (1e3 * (min(long_[name]) - min(short[name])) / (new_tokens - 2)
                                             if name in long_ else None) for name in SIDES}
@@ -170,36 +163,12 @@ def ratios(res):
     return out
 
 
-def chart(res, path):
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-    except ImportError:
-        return False
-    rows = list(res["rows"])
-    fig, ax = plt.subplots(figsize=(9, 0.5 * len(rows) * len(SIDES) / 2 + 1.5))
-    width = 0.8 / (len(SIDES) + 1)
-    for i, name in enumerate(list(SIDES) + ["roofline"]):
-        key = "roofline_ms" if name == "roofline" else f"{name}_ms_per_token"
-        ax.barh([j + i * width for j in range(len(rows))], [res["rows"][r][key] or 0 for r in rows], width,
-                label=name)
-    ax.set_yticks([j + 0.4 for j in range(len(rows))], rows)
-    ax.set_xscale("log")
-    ax.set_xlabel("ms per generated token (lower is better)")
-    ax.legend(fontsize=8)
-    ax.invert_yaxis()
-    fig.tight_layout()
-    fig.savefig(path, dpi=100)
-    return True
-
-
 def main(a):
-    bench.one_thread()
+    one_thread()
     batches = [int(b) for b in a.moe_batches.split(",")]
     caches = a.moe_caches.split(",")
     print(f"MoE decoding (Qwen3-MoE from config), {a.decode_tokens} new tokens, best of {a.repeats}")
-    with bench._process_mode("fused"):
+    with process_mode("fused"):
         res = bench_moe(batches, caches, max(a.decode_tokens, 3), a.repeats)
     res["runtime"] = torch_pjrt.runtime_info()
     res["mode"] = "fused"
@@ -207,9 +176,7 @@ def main(a):
     if any(k.endswith("_b64") for k in res["rows"]):
         res["ratios"] = ratios(res)
         print("ratios:", json.dumps(res["ratios"], indent=2))
-    os.makedirs(a.out, exist_ok=True)
-    with open(os.path.join(a.out, "moe.json"), "w") as f:
-        json.dump(res, f, indent=2)
-    drew = chart(res, os.path.join(a.out, "moe.png"))
-    print(f"wrote {os.path.join(a.out, 'moe.json')}" + (" and moe.png" if drew else ""))
+    path = write_json(a.out, "moe.json", res)
+    drew = chart.moe(res, os.path.join(a.out, "moe.png"), SIDES)
+    print(f"wrote {path}" + (" and moe.png" if drew else ""))
     return 0

@@ -60,7 +60,7 @@ def collect():
     env_names = set()
     try:
         from torch_pjrt import _env
-        env_names = set(_env._DECLARED)
+        env_names = set(_env._CORE)
     except Exception:  # noqa: BLE001  (the extension did not load: show what is set)
         pass
     r["environment"] = {k: v for k, v in sorted(os.environ.items())
