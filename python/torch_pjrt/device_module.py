@@ -244,10 +244,7 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
         return False
     if including_emulation:
         return True
-    import torch_pjrt
-    choice = torch_pjrt.plugin_choice.name  # a plugin given by path: ask it (starts the device)
-    platform = _C._runtime_info()["platform"] if choice == "path" else choice
-    return platform in ("tpu", "cuda", "gpu")
+    return _C._runtime_info()["platform"] in ("tpu", "cuda", "gpu")  # asks the plugin: starts the device
 
 
 def _is_in_bad_fork() -> bool:
