@@ -18,8 +18,10 @@
 #include "aten/device.h"
 #include "aten/errors.h"
 #include "aten/tensor.h"
+#include "engine/checks.h"
 #include "engine/mode.h"
 #include "engine/program.h"
+#include "engine/reads.h"
 #include "engine/runtime.h"
 #include "engine/timeline.h"
 

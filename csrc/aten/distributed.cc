@@ -43,6 +43,8 @@
 #include "aten/errors.h"
 #include "aten/tensor.h"
 #include "engine/graph.h"
+#include "engine/launch.h"
+#include "engine/reads.h"
 #include "engine/runtime.h"
 #include "ops/collective/collective.h"
 #include "pjrt/kv_store.h"
