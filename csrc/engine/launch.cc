@@ -213,7 +213,7 @@ void materialize(const std::vector<Ref>& refs) {
   for (const auto& [d, rs] : by_device) materialize_on(rs, d);
 }
 
-Replicas run_replicas(const std::string& key, const std::function<std::string()>& build,
+Replicas run_replicas(const Key& key, const std::function<std::string()>& build,
                       const std::function<std::string()>& what, const std::vector<int>& devices,
                       const std::vector<std::vector<Ref>>& inputs) {
   std::vector<std::vector<pjrt::BufferPtr>> held(inputs.size());
@@ -230,7 +230,7 @@ Replicas run_replicas(const std::string& key, const std::function<std::string()>
                           " but its input is on tpu:" + std::to_string(held[i].back()->device()));
       raw[i].push_back(held[i].back()->get());
     }
-  pjrt::ExecutablePtr exe = Runtime::get().executable(key, build, what, devices);
+  pjrt::ExecutablePtr exe = Runtime::get().executable(key.str(), build, what, devices);
   std::vector<std::unique_ptr<pjrt::Event>> done;
   const int64_t launched = timeline::on() ? timeline::now_ns() : 0;
   std::vector<std::vector<pjrt::BufferPtr>> outs;

@@ -49,7 +49,7 @@ struct Replicas {
   std::vector<std::vector<Ref>> values;            // per replica, its outputs
   std::vector<std::shared_ptr<pjrt::Event>> done;  // per replica, fired when it has finished
 };
-Replicas run_replicas(const std::string& key, const std::function<std::string()>& build,
+Replicas run_replicas(const Key& key, const std::function<std::string()>& build,
                       const std::function<std::string()>& what, const std::vector<int>& devices,
                       const std::vector<std::vector<Ref>>& inputs);
 
