@@ -11,6 +11,7 @@
 #include <pybind11/stl.h>
 #include <torch/csrc/autograd/python_variable.h>
 
+#include <complex>
 #include <mutex>
 #include <set>
 #include <unordered_map>
@@ -18,8 +19,11 @@
 #include "aten/device.h"
 #include "aten/errors.h"
 #include "aten/tensor.h"
+#include "engine/checks.h"
+#include "engine/key.h"
 #include "engine/mode.h"
 #include "engine/program.h"
+#include "engine/reads.h"
 #include "engine/runtime.h"
 #include "engine/timeline.h"
 
@@ -75,26 +79,18 @@ struct Entry {
 
 bool is_tpu(const at::Tensor& t) { return t.defined() && t.device().type() == c10::DeviceType::PrivateUse1; }
 
-void put(std::string& s, int64_t v) {
-  s += std::to_string(v);
-  s += ',';
-}
-
 // A tpu tensor's device, dtype, sizes and strides.
-void put_geometry(std::string& s, const at::Tensor& t) {
-  put(s, t.device().index());
-  s += c10::toString(t.scalar_type());
-  s += ':';
-  for (int64_t d : t.sizes()) put(s, d);
-  s += ':';
-  for (int64_t d : t.strides()) put(s, d);
+void add_geometry(engine::Key& k, const at::Tensor& t) {
+  k.add(std::make_tuple(static_cast<int64_t>(t.device().index()), c10::toString(t.scalar_type()), t.sizes().vec(),
+                        t.strides().vec()));
 }
 
 // What a program depends on besides the data: tensor geometry, which
 // arguments share a storage, what type each storage's value has, and the
-// values of non-tensor arguments (baked into the graph while tracing).
-std::string signature(const py::list& args, const std::vector<char>& compact) {
-  std::string sig;
+// values of non-tensor arguments (baked into the graph while tracing, so
+// floats enter exactly, as every key's do).
+engine::Key signature(const py::list& args, const std::vector<char>& compact) {
+  engine::Key sig;
   sig.reserve(args.size() * 24);
   std::vector<const c10::StorageImpl*> seen;
   size_t i = 0;
@@ -103,61 +99,52 @@ std::string signature(const py::list& args, const std::vector<char>& compact) {
     if (compact[i++]) {
       // A view passed as the stretch of storage it spans: where that
       // stretch lies (a scheduler's timestep t[i] at each step) stays out.
-      sig += 'V';
-      put_geometry(sig, THPVariable_Unpack(o));
-      sig += ';';
+      sig.mark('V');
+      add_geometry(sig, THPVariable_Unpack(o));
+      sig.mark(';');
       continue;
     }
     if (THPVariable_Check(o)) {
       const at::Tensor& t = THPVariable_Unpack(o);
       if (!is_tpu(t)) {
-        sig += 'C';
-        sig += c10::toString(t.scalar_type());
-        for (int64_t d : t.sizes()) put(sig, d);
+        sig.mark('C').add(c10::toString(t.scalar_type())).add(t.sizes().vec());
         // A complex host scalar is baked into the program; others are parameters.
         if (t.dim() == 0 && t.device().is_cpu() && t.is_complex()) {
           auto v = t.item<c10::complex<double>>();
-          sig += std::to_string(v.real()) + "," + std::to_string(v.imag());
+          sig.add(std::complex<double>(v.real(), v.imag()));
         }
-        sig += ';';
+        sig.mark(';');
         continue;
       }
-      sig += 'T';
-      put_geometry(sig, t);
-      put(sig, t.storage_offset());
+      sig.mark('T');
+      add_geometry(sig, t);
+      sig.add(t.storage_offset()).mark(',');
       const c10::StorageImpl* st = t.storage().unsafeGetStorageImpl();
       int group = -1;
       for (size_t i = 0; i < seen.size(); ++i)
         if (seen[i] == st) group = static_cast<int>(i);
       if (group >= 0) {
-        sig += 'a';
-        put(sig, group);
+        sig.mark('a').add(group);
       } else {
         seen.push_back(st);
         StorageState& s = state_of(t);
-        put(sig, static_cast<int64_t>(s.nbytes));
+        sig.add(static_cast<int64_t>(s.nbytes)).mark(',');
         if (s.value())
-          sig += s.value().type().str();
+          sig.add(s.value().type());
         else
-          sig += 'E';
+          sig.mark('E');
       }
-      sig += ';';
+      sig.mark(';');
     } else if (h.is_none()) {
-      sig += "N;";
+      sig.mark('N').mark(';');
     } else if (PyBool_Check(o)) {
-      sig += o == Py_True ? "B1;" : "B0;";
+      sig.mark('B').add(o == Py_True).mark(';');
     } else if (PyLong_Check(o)) {
-      sig += 'I';
-      sig += std::to_string(PyLong_AsLongLong(o));
-      sig += ';';
+      sig.mark('I').add(static_cast<int64_t>(PyLong_AsLongLong(o))).mark(';');
     } else if (PyFloat_Check(o)) {
-      sig += 'F';
-      sig += std::to_string(PyFloat_AsDouble(o));
-      sig += ';';
+      sig.mark('F').add(PyFloat_AsDouble(o)).mark(';');
     } else {
-      sig += 'O';
-      sig += py::str(py::repr(h)).cast<std::string>();
-      sig += ';';
+      sig.mark('O').add(py::str(py::repr(h)).cast<std::string>()).mark(';');
     }
   }
   return sig;
@@ -226,7 +213,7 @@ class CompiledGraph {
   // The outputs, or None when no program fits these arguments yet.
   py::object call(const py::list& args) {
     guarded("running a compiled graph", [] { engine::check_not_forked(); });
-    std::string sig = signature(args, compact_flags(args));
+    std::string sig = signature(args, compact_flags(args)).str();
     std::shared_ptr<Entry> e;
     {
       std::lock_guard<std::mutex> g(mu_);
@@ -245,7 +232,7 @@ class CompiledGraph {
     guarded("running queued ops", [] { engine::flush(); });
     trace_ = std::make_unique<Trace>();
     trace_->compact = compact_flags(args);
-    trace_->sig = signature(args, trace_->compact);
+    trace_->sig = signature(args, trace_->compact).str();
     py::list out;
     std::unordered_map<const c10::StorageImpl*, int> group;
     int i = 0;

@@ -9,6 +9,7 @@
 #include "aten/tensor.h"
 #include "engine/graph.h"
 #include "engine/program.h"
+#include "engine/reads.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace tpu {

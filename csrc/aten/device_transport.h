@@ -16,7 +16,7 @@
 #include <torch/csrc/distributed/c10d/Work.hpp>
 #include <tuple>
 
-#include "engine/graph.h"
+#include "engine/launch.h"
 
 namespace tpu {
 

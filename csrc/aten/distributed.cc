@@ -43,6 +43,8 @@
 #include "aten/errors.h"
 #include "aten/tensor.h"
 #include "engine/graph.h"
+#include "engine/launch.h"
+#include "engine/reads.h"
 #include "engine/runtime.h"
 #include "ops/collective/collective.h"
 #include "pjrt/kv_store.h"
@@ -563,8 +565,8 @@ class TpuDistBackend : public c10d::Backend {
       flat.push_back(read(t.reshape({-1})));
       types.push_back(flat.back().type());
     }
-    std::string key = ops::collective_key(c, types) + ";devices";
-    for (int d : devices_) key += "," + std::to_string(d);
+    engine::Key key = ops::collective_key(c, types);
+    key.mark(';').add(devices_);
     // Launch ids: the group's tag above the member's count of collectives,
     Meetings::Mine results =
         meet(flat, ops::collective_name(c.kind), [&](const std::vector<std::vector<engine::Ref>>& all) {

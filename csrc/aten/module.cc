@@ -18,6 +18,7 @@
 #include "aten/tensor.h"
 #include "engine/env.h"
 #include "engine/graph.h"
+#include "engine/launch.h"
 #include "engine/launch_floor.h"
 #include "engine/mode.h"
 #include "engine/runtime.h"

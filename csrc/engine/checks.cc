@@ -7,6 +7,7 @@
 
 #include "engine/mode.h"
 #include "engine/program.h"
+#include "engine/reads.h"
 #include "engine/timeline.h"
 
 namespace engine {

@@ -11,11 +11,12 @@
 #include <vector>
 
 #include "engine/graph.h"
+#include "engine/program.h"
 
 namespace engine {
 
-// verify receives value's elements (s64) and throws to report a failure.
-using Verify = std::function<void(const std::vector<int64_t>&)>;
+// verify (engine/program.h) receives value's elements and throws to report
+// a failure.
 void defer_check(const Ref& value, Verify verify);
 // Reads back every pending check and runs its verify; the first failure is
 // raised after all pending checks are consumed. A host read passes

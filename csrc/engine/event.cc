@@ -5,6 +5,7 @@
 
 #include "engine/executor.h"
 #include "engine/graph.h"
+#include "engine/launch.h"
 #include "engine/mode.h"
 #include "engine/timeline.h"
 #include "pjrt/runtime.h"

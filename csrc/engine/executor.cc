@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "engine/launch.h"
 #include "engine/timeline.h"
 
 namespace engine {

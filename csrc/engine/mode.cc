@@ -9,7 +9,10 @@
 #include "engine/checks.h"
 #include "engine/env.h"
 #include "engine/executor.h"
+#include "engine/launch.h"
+#include "engine/plan.h"
 #include "engine/program.h"
+#include "engine/reads.h"
 #include "engine/runtime.h"
 #include "engine/timeline.h"
 
@@ -170,7 +173,14 @@ void prepare_read(const Ref& ref) {
   // while the device runs this one, as the host runs ahead of a CUDA stream.
   std::vector<Ref> with, apart;
   const std::unordered_set<const Node*> checks = refs.empty() ? std::unordered_set<const Node*>{} : deferred_checks();
-  if (refs.empty() || !split_for_read(ref, refs, checks, with, apart) || apart.empty()) {
+  bool split = false;
+  if (!refs.empty()) {
+    // The launch queue is idle (drained above), but another thread's
+    // strict-mode launch may be trimming nodes.
+    auto lock = lock_graph();
+    split = split_for_read(ref, refs, checks, with, apart);
+  }
+  if (!split || apart.empty()) {
     refs.push_back(ref);
     materialize(refs);
     return;

@@ -16,6 +16,8 @@
 #include <string>
 
 #include "engine/graph.h"
+// Host reads go through the mode (prepare_read()): they are the modes' too.
+#include "engine/reads.h"
 
 namespace engine {
 

@@ -1,10 +1,10 @@
 // Typed op nodes. An op is recorded from its name, its inputs, its output
 // types, a lowering with no captured state and a list of typed attributes.
 // The lowering receives exactly those attributes, and the node's cache key
-// is the name followed by the attributes' printed values; so "the key
-// carries everything the lowering depends on" holds by construction: a
-// lowering that wanted a value not in the key would have to capture it, and
-// a capturing lambda does not compile here.
+// is the name followed by the attributes in the key encoding (engine/key.h),
+// so "the key carries everything the lowering depends on" holds by
+// construction: a lowering that wanted a value not in the key would have to
+// capture it, and a capturing lambda does not compile here.
 //
 //   Ref r = engine::op1("softmax", {x}, out_type,
 //                       [](Builder& b, const Vals& in, int64_t dim, DType t) { ... }, dim, dtype);
@@ -15,121 +15,21 @@
 // template share their call site.)
 #pragma once
 
-#include <array>
-#include <charconv>
 #include <cstdint>
-#include <cstring>
 #include <memory>
-#include <optional>
 #include <source_location>
 #include <string>
-#include <string_view>
 #include <tuple>
 #include <type_traits>
 #include <utility>
 #include <vector>
 
 #include "engine/graph.h"
+#include "engine/key.h"
 
 namespace engine {
 
 using Vals = std::vector<shlo::Value>;
-
-// ---- attribute printing (the key)
-
-// A struct used as an attribute lists its fields once, beside their
-// declarations: `auto fields() const { return std::tie(a, b, c); }`.
-template <class T>
-concept HasFields = requires(const T& t) { t.fields(); };
-
-inline void put(std::string& k, bool v) { k += v ? '1' : '0'; }
-template <class T>
-  requires(std::is_integral_v<T> && !std::is_same_v<T, bool>)
-void put(std::string& k, T v) {
-  char buf[24];
-  auto r = std::to_chars(buf, buf + sizeof(buf), v);
-  k.append(buf, r.ptr);
-}
-inline void put(std::string& k, double v) {
-  // Exact bits, not a rounded decimal: 0.1 and 0.1 + 1 ulp lower differently.
-  uint64_t bits;
-  std::memcpy(&bits, &v, sizeof(bits));
-  k += 'x';
-  put(k, bits);
-}
-inline void put(std::string& k, float v) { put(k, static_cast<double>(v)); }
-inline void put(std::string& k, shlo::DType v) { k += shlo::dtype_name(v); }
-template <class T>
-  requires(std::is_enum_v<T> && !std::is_same_v<T, shlo::DType>)
-void put(std::string& k, T v) {
-  put(k, static_cast<std::underlying_type_t<T>>(v));
-}
-inline void put(std::string& k, std::string_view v) {
-  put(k, v.size());
-  k += '"';
-  k.append(v);
-}
-inline void put(std::string& k, const std::string& v) { put(k, std::string_view(v)); }
-inline void put(std::string& k, const char* v) { put(k, std::string_view(v)); }
-inline void put(std::string& k, const shlo::Type& t) {
-  put(k, t.dtype);
-  for (int64_t d : t.shape) {
-    k += 'x';
-    put(k, d);
-  }
-}
-template <class T>
-void put(std::string& k, const std::vector<T>& v);
-template <class T, size_t N>
-void put(std::string& k, const std::array<T, N>& v);
-template <class T>
-void put(std::string& k, const std::optional<T>& v);
-template <class... T>
-void put(std::string& k, const std::tuple<T...>& v);
-template <class A, class B>
-void put(std::string& k, const std::pair<A, B>& v);
-template <HasFields T>
-void put(std::string& k, const T& v) {
-  put(k, v.fields());
-}
-
-template <class T>
-void put(std::string& k, const std::vector<T>& v) {
-  k += '[';
-  for (const T& x : v) {
-    put(k, x);
-    k += ',';
-  }
-  k += ']';
-}
-template <class T, size_t N>
-void put(std::string& k, const std::array<T, N>& v) {
-  k += '[';
-  for (const T& x : v) {
-    put(k, x);
-    k += ',';
-  }
-  k += ']';
-}
-template <class T>
-void put(std::string& k, const std::optional<T>& v) {
-  if (!v) {
-    k += '-';
-    return;
-  }
-  k += '?';
-  put(k, *v);
-}
-template <class... T>
-void put(std::string& k, const std::tuple<T...>& v) {
-  k += '{';
-  std::apply([&](const auto&... x) { ((put(k, x), k += ','), ...); }, v);
-  k += '}';
-}
-template <class A, class B>
-void put(std::string& k, const std::pair<A, B>& v) {
-  put(k, std::tie(v.first, v.second));
-}
 
 // ---- recording
 
@@ -180,12 +80,7 @@ std::vector<Ref> op(OpName name, std::vector<Ref> inputs, std::vector<shlo::Type
     detail::claim_name(name.name, name.where);
     checked = name.name;
   }
-  std::string key(name.name);
-  if constexpr (sizeof...(A) > 0) {
-    key += '(';
-    ((put(key, attrs), key += ','), ...);
-    key += ')';
-  }
+  Key key = Key::op(name.name, attrs...);
   std::unique_ptr<Attrs> held;
   if constexpr (sizeof...(A) > 0) held = std::make_unique<detail::AttrsOf<std::decay_t<A>...>>(std::move(attrs)...);
   return record(name.name, std::move(key), std::move(inputs), std::move(out_types), thunk, std::move(held));

@@ -11,10 +11,15 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/checks.h"
 #include "engine/graph.h"
+#include "engine/key.h"
+#include "engine/plan.h"
 
 namespace engine {
+
+// A deferred check's verification (engine/checks.h): receives the checked
+// value's elements (s64) and throws to report a failure.
+using Verify = std::function<void(const std::vector<int64_t>&)>;
 
 // A value standing for a program input while a graph is traced. It looks
 // materialized to the planner (so it becomes a parameter) but holds no
@@ -40,10 +45,10 @@ Trace* tracing();
 void set_tracing(Trace* t);
 
 struct Program {
-  std::string key;                           // what materialize() would use for the same graph
-  std::string name;                          // on the device timeline
-  std::vector<Ref> params;                   // placeholders, fresh parameters and constants
-  std::vector<std::pair<int, int>> aliases;  // (param, output) donated
+  Key key;                  // what materialize() would use for the same graph
+  std::string name;         // on the device timeline
+  std::vector<Ref> params;  // placeholders, fresh parameters and constants
+  Aliases aliases;          // (param, output) donated
   std::vector<shlo::Type> out_types;
   // Per requested target: its index among the outputs, or -1 when the
   // program does not compute it (a materialized value).

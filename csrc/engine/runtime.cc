@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "engine/env.h"
+#include "engine/key.h"
 #include "engine/timeline.h"
 
 namespace engine {
@@ -164,7 +165,8 @@ Runtime::Runtime() : cfg_(g_cfg), capacity_(cache_capacity()), mapping_budget_(m
   // compiler: all of that goes into the cache's identity.
   std::string identity = "platform=" + client_->platform() + ";version=" + client_->platform_version() +
                          ";pjrt=" + std::to_string(client_->api().major()) + "." +
-                         std::to_string(client_->api().minor()) + ";devices=" + std::to_string(client_->device_count());
+                         std::to_string(client_->api().minor()) +
+                         ";devices=" + std::to_string(client_->device_count()) + ";keys=" + std::to_string(kKeyFormat);
   for (const auto& [k, v] : client_->api().attributes()) identity += ";" + k + "=" + v;
   // Compiler flags read by the plugins change the programs they build.
   for (const char* var : {"XLA_FLAGS", "LIBTPU_INIT_ARGS"})

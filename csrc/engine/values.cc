@@ -1,5 +1,5 @@
 // Values that enter the graph from outside it: leaves over buffers, host
-// uploads, the shared scalar constants, and copies between devices.
+// uploads and the shared scalar constants.
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -14,7 +14,7 @@ namespace engine {
 Ref leaf(pjrt::BufferPtr buffer, shlo::Type type) {
   auto n = std::make_shared<Node>();
   n->name = "leaf";
-  n->key = "leaf";
+  n->key = Key("leaf");
   n->device = buffer ? buffer->device() : kUnplaced;
   n->out_types = {std::move(type)};
   n->buffers = {std::move(buffer)};
@@ -116,11 +116,5 @@ Ref scalar(shlo::DType dtype, double v) {
 }
 
 Ref scalar_i64(int64_t v) { return cached_scalar<int64_t>(shlo::DType::S64, v); }
-
-Ref to_device(const Ref& ref, int device) {
-  pjrt::BufferPtr b = buffer(ref);
-  if (b->device() == device) return ref;
-  return leaf(Runtime::get().client().copy_to_device(*b, device), ref.type());
-}
 
 }  // namespace engine

@@ -5,7 +5,10 @@
 #include <cstdlib>
 
 #include "engine/graph.h"
+#include "engine/launch.h"
 #include "engine/op.h"
+#include "engine/plan.h"
+#include "engine/reads.h"
 #include "engine/runtime.h"
 #include "engine/timeline.h"
 #include "test_env.h"

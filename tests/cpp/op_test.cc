@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <stdexcept>
 
+#include "engine/reads.h"
 #include "engine/runtime.h"
 #include "test_env.h"
 
@@ -43,7 +44,7 @@ TEST(Op, KeyIsTheNameAndEveryAttribute) {
   engine::Ref a = scaled(x, 3, {1, 2});
   engine::Ref b = scaled(x, 3, {1});
   engine::Ref c = scaled(x, 4, {1, 2});
-  EXPECT_EQ(a.node->key, "test_scaled(3,[1,2,],)");
+  EXPECT_EQ(a.node->key.str(), "test_scaled(3,[1,2,],)");
   EXPECT_NE(a.node->key, b.node->key);
   EXPECT_NE(a.node->key, c.node->key);
   EXPECT_STREQ(a.node->name, "test_scaled");
@@ -59,17 +60,12 @@ TEST(Op, KeyIsTheNameAndEveryAttribute) {
 }
 
 TEST(Op, AttributesPrintExactly) {
-  std::string k;
-  engine::put(k, 0.1);
-  std::string k2;
-  engine::put(k2, std::nextafter(0.1, 1.0));
-  EXPECT_NE(k, k2);  // one ulp apart lowers differently
-  std::string o;
-  engine::put(o, std::optional<int64_t>());
-  engine::put(o, std::optional<int64_t>(0));
-  engine::put(o, shlo::DType::BF16);
-  engine::put(o, std::string("ab"));
-  EXPECT_EQ(o, "-?0bf162\"ab");
+  EXPECT_NE(engine::Key::op("f", 0.1),
+            engine::Key::op("f", std::nextafter(0.1, 1.0)));  // one ulp apart lowers differently
+  EXPECT_EQ(
+      engine::Key::op("f", std::optional<int64_t>(), std::optional<int64_t>(0), shlo::DType::BF16, std::string("ab"))
+          .str(),
+      "f(-,?0,bf16,2\"ab,)");
 }
 
 TEST(Op, ANameBelongsToOneCallSite) {

@@ -12,11 +12,7 @@
 namespace {
 
 // The view's fields as its program key prints them (for failure messages).
-std::string describe(const ops::StridedView& v) {
-  std::string k;
-  engine::put(k, v);
-  return k;
-}
+std::string describe(const ops::StridedView& v) { return engine::Key().add(v).str(); }
 
 struct Case {
   std::vector<int64_t> sizes, strides;

@@ -121,12 +121,9 @@ std::string collective_program(const CollectiveCall& c, const std::vector<Type>&
   return b.finish(outs);
 }
 
-std::string collective_key(const CollectiveCall& c, const std::vector<Type>& inputs) {
-  std::string k = std::string("collective:") + collective_name(c.kind) + ":" +
-                  std::to_string(static_cast<int>(c.reduction)) + ":n" + std::to_string(c.group_size) + ":root" +
-                  std::to_string(c.root);
-  for (const Type& t : inputs) k += ";" + t.str();
-  return k;
+engine::Key collective_key(const CollectiveCall& c, const std::vector<Type>& inputs) {
+  return engine::Key::op(std::string("collective:") + collective_name(c.kind), c.reduction, c.group_size, c.root,
+                         inputs);
 }
 
 }  // namespace ops

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/key.h"
 #include "shlo/builder.h"
 
 namespace ops {
@@ -30,7 +31,7 @@ shlo::Type collective_result(const CollectiveCall& c, const shlo::Type& input);
 std::string collective_program(const CollectiveCall& c, const std::vector<shlo::Type>& inputs);
 // Everything the program depends on, for the cache key (the caller adds the
 // devices it runs on).
-std::string collective_key(const CollectiveCall& c, const std::vector<shlo::Type>& inputs);
+engine::Key collective_key(const CollectiveCall& c, const std::vector<shlo::Type>& inputs);
 const char* collective_name(Collective kind);
 
 }  // namespace ops
