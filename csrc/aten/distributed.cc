@@ -46,7 +46,7 @@
 #include "engine/launch.h"
 #include "engine/reads.h"
 #include "engine/runtime.h"
-#include "ops/collective/collective.h"
+#include "ops/collective/aten.h"
 #include "pjrt/kv_store.h"
 
 namespace tpu {
@@ -499,29 +499,10 @@ class TpuDistBackend : public c10d::Backend {
   std::optional<ops::CollectiveCall> reducing(ops::Collective kind, const ReduceOp& op,
                                               const std::vector<at::Tensor>& ts) const {
     if (!on_device(ts)) return std::nullopt;
+    std::optional<ops::Reduction> r = device_reduction(op, ts);
+    if (!r) return std::nullopt;
     ops::CollectiveCall c = call(kind);
-    switch (op) {
-      case ReduceOp::SUM:
-        c.reduction = ops::Reduction::Sum;
-        break;
-      case ReduceOp::PRODUCT:
-        c.reduction = ops::Reduction::Product;
-        break;
-      case ReduceOp::MIN:
-        c.reduction = ops::Reduction::Min;
-        break;
-      case ReduceOp::MAX:
-        c.reduction = ops::Reduction::Max;
-        break;
-      case ReduceOp::AVG:
-        for (const at::Tensor& t : ts)
-          TORCH_CHECK(at::isFloatingType(t.scalar_type()) || at::isComplexType(t.scalar_type()),
-                      "ReduceOp.AVG needs floating point tensors, got ", t.scalar_type());
-        c.reduction = ops::Reduction::Avg;
-        break;
-      default:
-        return std::nullopt;  // bitwise and premultiplied sums: the host transport
-    }
+    c.reduction = *r;
     return c;
   }
   static bool same_chunks(const std::vector<at::Tensor>& outs, int64_t numel) {
@@ -559,29 +540,12 @@ class TpuDistBackend : public c10d::Backend {
   c10::intrusive_ptr<Work> device_collective(OpType op, const ops::CollectiveCall& c,
                                              const std::vector<at::Tensor>& inputs,
                                              const std::vector<at::Tensor>& outputs) {
-    std::vector<engine::Ref> flat;
     std::vector<shlo::Type> types;
-    for (const at::Tensor& t : inputs) {
-      flat.push_back(read(t.reshape({-1})));
-      types.push_back(flat.back().type());
-    }
-    engine::Key key = ops::collective_key(c, types);
-    key.mark(';').add(devices_);
-    // Launch ids: the group's tag above the member's count of collectives,
+    std::vector<engine::Ref> flat = flat_inputs(inputs, types);
     Meetings::Mine results =
-        meet(flat, ops::collective_name(c.kind), [&](const std::vector<std::vector<engine::Ref>>& all) {
-          return guarded(ops::collective_name(c.kind), [&] {
-            return engine::run_replicas(
-                key, [&] { return ops::collective_program(c, types); },
-                [&] { return std::string("the collective ") + ops::collective_name(c.kind); }, devices_, all);
-          });
-        });
-    for (size_t i = 0; i < outputs.size(); ++i) {
-      at::Tensor flat_out = wrap(results.values[i], device_);
-      TORCH_CHECK(flat_out.numel() == outputs[i].numel(), ops::collective_name(c.kind), ": output ", i, " holds ",
-                  outputs[i].numel(), " elements, the result ", flat_out.numel());
-      outputs[i].copy_(flat_out.view(outputs[i].sizes()));
-    }
+        meet(flat, ops::collective_name(c.kind),
+             [&](const std::vector<std::vector<engine::Ref>>& all) { return run_collective(c, types, devices_, all); });
+    store_results(c, results.values, outputs, device_);
     g_device_collectives.fetch_add(1, std::memory_order_relaxed);
     return c10::make_intrusive<DeviceWork>(op, outputs, device_, results.done);
   }

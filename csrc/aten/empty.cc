@@ -13,31 +13,38 @@ namespace {
 
 void check_dtype(at::ScalarType t) { (void)to_shlo(t); }
 
-at::Tensor empty_memory_format(c10::SymIntArrayRef size, std::optional<at::ScalarType> dtype,
-                               std::optional<at::Layout> layout, std::optional<at::Device> device,
-                               std::optional<bool> pin_memory, std::optional<at::MemoryFormat> memory_format) {
+constexpr c10::DispatchKeySet kTpuKeys(c10::DispatchKey::PrivateUse1);
+
+// A new tensor's dtype (the default one unless given), one the device holds.
+at::ScalarType checked_dtype(std::optional<at::ScalarType> dtype) {
   at::ScalarType st = dtype.value_or(at::get_default_dtype_as_scalartype());
   check_dtype(st);
   check_f64(st);
+  return st;
+}
+
+// A new tensor's device (the current one unless given), one that exists.
+c10::Device checked_device(std::optional<at::Device> device) {
   c10::Device dev = device_or_current(device);
   check_device(dev);
-  c10::DeviceGuard guard(dev);
-  constexpr c10::DispatchKeySet ks(c10::DispatchKey::PrivateUse1);
-  return at::detail::empty_generic(C10_AS_INTARRAYREF_SLOW(size), allocator(), ks, st, memory_format);
+  return dev;
+}
+
+at::Tensor empty_memory_format(c10::SymIntArrayRef size, std::optional<at::ScalarType> dtype,
+                               std::optional<at::Layout> layout, std::optional<at::Device> device,
+                               std::optional<bool> pin_memory, std::optional<at::MemoryFormat> memory_format) {
+  at::ScalarType st = checked_dtype(dtype);
+  c10::DeviceGuard guard(checked_device(device));
+  return at::detail::empty_generic(C10_AS_INTARRAYREF_SLOW(size), allocator(), kTpuKeys, st, memory_format);
 }
 
 at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride, std::optional<at::ScalarType> dtype,
                          std::optional<at::Layout> layout, std::optional<at::Device> device,
                          std::optional<bool> pin_memory) {
-  at::ScalarType st = dtype.value_or(at::get_default_dtype_as_scalartype());
-  check_dtype(st);
-  check_f64(st);
-  c10::Device dev = device_or_current(device);
-  check_device(dev);
-  c10::DeviceGuard guard(dev);
-  constexpr c10::DispatchKeySet ks(c10::DispatchKey::PrivateUse1);
+  at::ScalarType st = checked_dtype(dtype);
+  c10::DeviceGuard guard(checked_device(device));
   return at::detail::empty_strided_generic(C10_AS_INTARRAYREF_SLOW(size), C10_AS_INTARRAYREF_SLOW(stride), allocator(),
-                                           ks, st);
+                                           kTpuKeys, st);
 }
 
 }  // namespace

@@ -10,7 +10,6 @@
 #include <vector>
 
 #include "aten/tensor.h"
-#include "ops/elementwise/elementwise.h"
 
 namespace tpu {
 
@@ -79,45 +78,6 @@ at::Tensor& out_variant(at::Tensor& out, Impl impl, const A&... a) {
   m.meta(a...);
   impl(m, out, a...);
   return out;
-}
-
-// Elementwise: reads `inputs`, converts each to `compute` and broadcasts it to
-// `out`'s shape, applies fn(builder, args, attrs...) to them, converts the
-// result to out's dtype and stores it into out. extra: more 0-d operands
-// (scalars) passed after the inputs, unconverted. fn captures nothing.
-template <class F, class... A>
-void pointwise(const at::Tensor& out, engine::OpName name, const std::vector<at::Tensor>& inputs, shlo::DType compute,
-               std::vector<engine::Ref> extra, F fn, A... attrs);
-
-namespace detail {
-// The node's lowering around fn: operand conversion and broadcasting.
-template <class F, class... A>
-struct Pointwise {
-  std::vector<shlo::Value> operator()(shlo::Builder& b, const std::vector<shlo::Value>& in, shlo::DType compute,
-                                      shlo::DType out_t, size_t n_in, const shlo::Shape& shape, const A&... a) const {
-    std::vector<shlo::Value> args;
-    args.reserve(in.size());
-    for (size_t i = 0; i < in.size(); ++i)
-      args.push_back(i < n_in ? b.broadcast_to(ops::convert(b, in[i], compute), shape) : in[i]);
-    return {ops::convert(b, F{}(b, args, a...), out_t)};
-  }
-};
-}  // namespace detail
-
-template <class F, class... A>
-void pointwise(const at::Tensor& out, engine::OpName name, const std::vector<at::Tensor>& inputs, shlo::DType compute,
-               std::vector<engine::Ref> extra, F fn, A... attrs) {
-  static_assert(std::is_empty_v<F>, "a pointwise function may not capture anything: pass attributes");
-  (void)fn;
-  std::vector<engine::Ref> refs;
-  refs.reserve(inputs.size() + extra.size());
-  for (const at::Tensor& t : inputs) refs.push_back(read(t));
-  for (engine::Ref& e : extra) refs.push_back(std::move(e));
-  shlo::Type out_type{to_shlo(out.scalar_type()), shape_of(out.sizes())};
-  shlo::DType out_t = out_type.dtype;
-  shlo::Shape shape = out_type.shape;
-  write(out, op1(name, std::move(refs), std::move(out_type), detail::Pointwise<F, A...>{}, compute, out_t,
-                 inputs.size(), std::move(shape), std::move(attrs)...));
 }
 
 // A Python / ATen scalar as a 0-d operand of dtype d.

@@ -9,6 +9,7 @@
 #include "engine/mode.h"
 #include "engine/program.h"
 #include "engine/runtime.h"
+#include "ops/common/lowering.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/view/view.h"
 
@@ -155,7 +156,7 @@ engine::Ref complex_scalar(c10::complex<double> v, shlo::DType d) {
   return op1(
       "complex_scalar", {engine::scalar(part, v.real()), engine::scalar(part, v.imag())}, shlo::Type{d, {}},
       [](shlo::Builder& b, const Vals& in, shlo::DType d) {
-        return Vals{b.op1("stablehlo.complex", {in[0], in[1]}, shlo::Type{d, {}})};
+        return Vals{b.op1(ops::hlo::kComplex, {in[0], in[1]}, shlo::Type{d, {}})};
       },
       d);
 }

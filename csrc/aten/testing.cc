@@ -20,5 +20,5 @@ at::Tensor failing_op(const at::Tensor& self) {
 }  // namespace
 }  // namespace tpu
 
-TORCH_LIBRARY(torch_pjrt, m) { m.def("_failing_op(Tensor self) -> Tensor"); }
+TORCH_LIBRARY_FRAGMENT(torch_pjrt, m) { m.def("_failing_op(Tensor self) -> Tensor"); }
 TORCH_LIBRARY_IMPL(torch_pjrt, PrivateUse1, m) { tpu::Kernels(m).impl("_failing_op", &tpu::failing_op); }

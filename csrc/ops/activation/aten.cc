@@ -33,19 +33,18 @@
 #include <ATen/ops/threshold_backward_meta.h>
 #include <ATen/ops/threshold_meta.h>
 
-#include "aten/ew_checks.h"
 #include "aten/library.h"
 #include "ops/activation/activation.h"
+#include "ops/common/aten_common.h"
 #include "ops/elementwise/aten_metas.h"
+#include "ops/elementwise/aten_pointwise.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace tpu {
 
 namespace {
 
-using ew::Accepts;
 using ew::BinaryMeta;
-using ew::check_dtype;
 using ew::common;
 using ew::UnaryMeta;
 using ops::Activation;
@@ -334,8 +333,7 @@ struct LogSigmoidBackward {
 struct Glu {
   template <class M>
   void operator()(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim) const {
-    TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"glu\" not implemented for '",
-                                at::toString(self.scalar_type()), "'");
+    check_dtype("glu", self.scalar_type(), Accepts::Float);
     write_all(
         {out}, "glu", {read(self)}, [](Builder& b, const Vals& in, int64_t d) { return Vals{ops::glu(b, in[0], d)}; },
         at::maybe_wrap_dim(dim, self.dim()));

@@ -1,6 +1,7 @@
 // Lowerings of GradScaler's native ops (see amp.h).
 #include "ops/amp/amp.h"
 
+#include "ops/common/lowering.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace ops {
@@ -12,8 +13,8 @@ using shlo::Value;
 namespace {
 
 Value any_non_finite(Builder& b, Value x) {
-  Value finite = b.op1("stablehlo.is_finite", {x}, shlo::Type{DType::PRED, x.shape()});
-  Value bad = b.op1("stablehlo.not", {finite}, finite.type);
+  Value finite = b.op1(hlo::kIsFinite, {x}, shlo::Type{DType::PRED, x.shape()});
+  Value bad = logical_not(b, finite);
   std::vector<int64_t> dims;
   for (int64_t d = 0; d < x.rank(); ++d) dims.push_back(d);
   return dims.empty() ? bad : b.reduce(bad, b.constant(DType::PRED, 0), dims, "or");
@@ -28,7 +29,7 @@ std::vector<Value> unscale_and_check(Builder& b, const std::vector<Value>& grads
   for (const Value& g : grads) {
     DType c = opmath(g.dtype());
     Value x = convert(b, g, c);
-    any = b.op1("stablehlo.or", {any, any_non_finite(b, x)}, any.type);
+    any = logical_or(b, any, any_non_finite(b, x));
     out.push_back(convert(b, b.mul(x, b.broadcast_to(convert(b, inv, c), x.shape())), g.dtype()));
   }
   Value found = as_scalar(b, found_inf);
@@ -45,7 +46,7 @@ std::vector<Value> update_scale(Builder& b, Value scale, Value tracker, Value fo
   Value successful = b.add(t, b.constant(t.dtype(), 1));
   Value grow = b.compare(shlo::Cmp::EQ, successful, interval);
   Value grown = b.mul(s, growth);
-  Value grown_ok = b.op1("stablehlo.is_finite", {grown}, shlo::Type{DType::PRED, {}});
+  Value grown_ok = b.op1(hlo::kIsFinite, {grown}, shlo::Type{DType::PRED, {}});
   Value ok_scale = b.select(grow, b.select(grown_ok, grown, s), s);
   Value ok_tracker = b.select(grow, zero_t, successful);
   Value new_s = b.select(inf, b.mul(s, backoff), ok_scale);

@@ -1,6 +1,8 @@
 // Lowerings for deferred device checks (see checks.h).
 #include "ops/checks/checks.h"
 
+#include "ops/common/lowering.h"
+
 namespace ops {
 
 using shlo::Cmp;
@@ -55,7 +57,7 @@ Value probability_faults(Builder& b, Value p) {
   Shape s{n};
   Value flat = b.reshape(p, s);
   Value nonneg = b.compare(Cmp::GE, flat, b.constant(flat.dtype(), 0, s));  // false for NaN
-  Value finite = b.op1("stablehlo.is_finite", {flat}, Type{DType::PRED, s});
+  Value finite = b.op1(hlo::kIsFinite, {flat}, Type{DType::PRED, s});
   Value at = first_true(b, b.unary("not", b.binary("and", nonneg, finite)));
   Value is_inf = b.convert(b.binary("and", nonneg, b.unary("not", finite)), DType::S64);
   Value zero = b.compare(Cmp::EQ, p, b.constant(p.dtype(), 0, p.shape()));

@@ -2,6 +2,8 @@
 
 #include <stdexcept>
 
+#include "ops/common/lowering.h"
+
 namespace ops {
 
 using shlo::Builder;
@@ -21,20 +23,20 @@ std::string replica_groups(int n) {
 // "or" and multiplies as "and", as PyTorch's bool reductions do).
 std::string combiner(Builder& b, Reduction r, DType d) {
   const bool pred = d == DType::PRED;
-  const char* op = "stablehlo.add";
+  const char* op = hlo::kAdd;
   switch (r) {
     case Reduction::Sum:
     case Reduction::Avg:
-      op = pred ? "stablehlo.or" : "stablehlo.add";
+      op = pred ? hlo::kOr : hlo::kAdd;
       break;
     case Reduction::Product:
-      op = pred ? "stablehlo.and" : "stablehlo.multiply";
+      op = pred ? hlo::kAnd : hlo::kMultiply;
       break;
     case Reduction::Min:
-      op = "stablehlo.minimum";
+      op = hlo::kMinimum;
       break;
     case Reduction::Max:
-      op = "stablehlo.maximum";
+      op = hlo::kMaximum;
       break;
   }
   return b.region({Type{d, {}}, Type{d, {}}}, [op](Builder& b, const std::vector<Value>& a) {
@@ -44,7 +46,7 @@ std::string combiner(Builder& b, Reduction r, DType d) {
 
 Value averaged(Builder& b, Value v, const CollectiveCall& c) {
   if (c.reduction != Reduction::Avg) return v;
-  return b.op1("stablehlo.divide", {v, b.constant(v.dtype(), c.group_size, v.type.shape)}, v.type);
+  return b.op1(hlo::kDivide, {v, b.constant(v.dtype(), c.group_size, v.type.shape)}, v.type);
 }
 
 Value lower_one(Builder& b, const CollectiveCall& c, Value x) {
@@ -52,16 +54,16 @@ Value lower_one(Builder& b, const CollectiveCall& c, Value x) {
   const Type out = collective_result(c, x.type);
   switch (c.kind) {
     case Collective::AllReduce:
-      return averaged(b, b.op("stablehlo.all_reduce", {x}, {out}, groups, {combiner(b, c.reduction, x.dtype())})[0], c);
+      return averaged(b, b.op(hlo::kAllReduce, {x}, {out}, groups, {combiner(b, c.reduction, x.dtype())})[0], c);
     case Collective::ReduceScatter:
       return averaged(b,
-                      b.op("stablehlo.reduce_scatter", {x}, {out}, "scatter_dimension = 0 : i64, " + groups,
+                      b.op(hlo::kReduceScatter, {x}, {out}, "scatter_dimension = 0 : i64, " + groups,
                            {combiner(b, c.reduction, x.dtype())})[0],
                       c);
     case Collective::AllGather:
-      return b.op1("stablehlo.all_gather", {x}, out, "all_gather_dim = 0 : i64, " + groups);
+      return b.op1(hlo::kAllGather, {x}, out, "all_gather_dim = 0 : i64, " + groups);
     case Collective::AllToAll:
-      return b.op1("stablehlo.all_to_all", {x}, out,
+      return b.op1(hlo::kAllToAll, {x}, out,
                    "split_dimension = 0 : i64, concat_dimension = 0 : i64, split_count = " +
                        std::to_string(c.group_size) + " : i64, " + groups);
     case Collective::Broadcast: {
@@ -69,8 +71,8 @@ Value lower_one(Builder& b, const CollectiveCall& c, Value x) {
       // dtype (NaN and infinities included), unlike masking and summing.
       const int64_t k = x.type.shape[0];
       Value row = b.reshape(x, {1, k});
-      Value all = b.op1("stablehlo.all_gather", {row}, Type{x.dtype(), {c.group_size, k}},
-                        "all_gather_dim = 0 : i64, " + groups);
+      Value all =
+          b.op1(hlo::kAllGather, {row}, Type{x.dtype(), {c.group_size, k}}, "all_gather_dim = 0 : i64, " + groups);
       Value mine = b.slice(all, {c.root, 0}, {c.root + 1, k}, {1, 1});
       return b.reshape(mine, {k});
     }

@@ -6,6 +6,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "ops/common/lowering.h"
 #include "ops/linalg/linalg.h"
 
 namespace ops {
@@ -64,7 +65,7 @@ Value conv_general(Builder& b, Value lhs, Value rhs, bool swap_lhs, bool swap_rh
                       " : i64, lhs_dilation = " + shlo::i64_array(lhs_dil) + ", padding = " + pad_attr(clo, chi) +
                       ", precision_config = [#stablehlo<precision HIGHEST>, #stablehlo<precision HIGHEST>]" +
                       ", rhs_dilation = " + shlo::i64_array(rhs_dil) + ", window_strides = " + shlo::i64_array(strides);
-  Value r = b.op1("stablehlo.convolution", {lhs, rhs}, shlo::Type{accumulate_dtype(lhs.dtype()), cshape}, attrs);
+  Value r = b.op1(hlo::kConvolution, {lhs, rhs}, shlo::Type{accumulate_dtype(lhs.dtype()), cshape}, attrs);
   if (!needs_slice) return r;
   Shape st{0, 0}, lim{cshape[0], cshape[1]}, step(n + 2, 1);
   for (size_t i = 0; i < n; ++i) {

@@ -42,9 +42,11 @@
 #include <ATen/ops/xlogy_meta.h>
 
 #include "aten/data_checks.h"
-#include "aten/ew_checks.h"
 #include "aten/library.h"
+#include "ops/common/aten_common.h"
+#include "ops/common/lowering.h"
 #include "ops/elementwise/aten_metas.h"
+#include "ops/elementwise/aten_pointwise.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace tpu::ew {
@@ -83,7 +85,7 @@ struct Mul {
   void operator()(M& m, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other) const {
     shlo::DType c = to_shlo(m.common_dtype());
     pointwise(out, "mul", {self, other}, c, {}, [](Builder& b, const Vals& v) {
-      return v[0].dtype() == shlo::DType::PRED ? b.op1("stablehlo.and", {v[0], v[1]}, v[0].type) : b.mul(v[0], v[1]);
+      return v[0].dtype() == shlo::DType::PRED ? ops::logical_and(b, v[0], v[1]) : b.mul(v[0], v[1]);
     });
   }
 };
@@ -255,7 +257,7 @@ struct Nextafter {
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& a, const at::Tensor& b) const {
     at::ScalarType t = m.common_dtype();
-    TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(t), "\"nextafter_tpu\" not implemented for '", at::toString(t), "'");
+    check_dtype("nextafter_tpu", t, Accepts::Float);
     pointwise(out, "nextafter", {a, b}, common(m), {},
               [](Builder& bb, const Vals& v) { return ops::nextafter(bb, v[0], v[1]); });
   }

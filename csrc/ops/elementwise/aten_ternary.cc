@@ -12,8 +12,9 @@
 #include <ATen/ops/clamp_min_meta.h>
 #include <ATen/ops/lerp_meta.h>
 
-#include "aten/ew_checks.h"
 #include "aten/library.h"
+#include "ops/common/aten_common.h"
+#include "ops/elementwise/aten_pointwise.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace tpu::ew {

@@ -53,9 +53,10 @@
 #include <cmath>
 #include <limits>
 
-#include "aten/ew_checks.h"
 #include "aten/library.h"
+#include "ops/common/aten_common.h"
 #include "ops/elementwise/aten_metas.h"
+#include "ops/elementwise/aten_pointwise.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace tpu::ew {

@@ -8,6 +8,8 @@
 #include <string>
 #include <vector>
 
+#include "ops/common/lowering.h"
+
 namespace ops {
 
 Value splat(Builder& b, Value s, const Value& like) {
@@ -34,23 +36,22 @@ Value div_floor_float(Builder& b, Value x, Value y) {
   shlo::DType t = x.dtype();
   bool half = t == shlo::DType::F16 || t == shlo::DType::BF16;
   Value a = half ? b.convert(x, shlo::DType::F32) : x, d = half ? b.convert(y, shlo::DType::F32) : y;
-  auto k = [&](double v) { return b.constant(a.dtype(), v, a.shape()); };
-  auto lt0 = [&](Value v) { return b.compare(shlo::Cmp::LT, v, k(0)); };
+  auto num = [&](double v) { return constant_like(b, v, a); };
+  auto lt0 = [&](Value v) { return b.compare(shlo::Cmp::LT, v, num(0)); };
   Value mod = b.binary("remainder", a, d);
   Value q = b.div(b.sub(a, mod), d);
-  Value step = b.op1("stablehlo.and", {b.compare(shlo::Cmp::NE, mod, k(0)), b.compare(shlo::Cmp::NE, lt0(d), lt0(mod))},
-                     lt0(d).type);
-  q = b.select(step, b.sub(q, k(1)), q);
+  Value step = logical_and(b, b.compare(shlo::Cmp::NE, mod, num(0)), b.compare(shlo::Cmp::NE, lt0(d), lt0(mod)));
+  q = b.select(step, b.sub(q, num(1)), q);
   Value fl = b.unary("floor", q);
-  fl = b.select(b.compare(shlo::Cmp::GT, b.sub(q, fl), k(0.5)), b.add(fl, k(1)), fl);
+  fl = b.select(b.compare(shlo::Cmp::GT, b.sub(q, fl), num(0.5)), b.add(fl, num(1)), fl);
   // A zero quotient keeps the sign of the true quotient; division by zero is IEEE's.
   Value plain = b.div(a, d);
   shlo::DType bits = a.dtype() == shlo::DType::F64 ? shlo::DType::S64 : shlo::DType::S32;
   Value sign =
       b.compare(shlo::Cmp::LT, b.bitcast_convert(plain, shlo::Type{bits, a.shape()}), b.constant(bits, 0, a.shape()));
-  Value zero = b.select(sign, k(-0.0), k(0));
-  Value r = b.select(b.compare(shlo::Cmp::NE, q, k(0)), fl, zero);
-  r = b.select(b.compare(shlo::Cmp::EQ, d, k(0)), plain, r);
+  Value zero = b.select(sign, num(-0.0), num(0));
+  Value r = b.select(b.compare(shlo::Cmp::NE, q, num(0)), fl, zero);
+  r = b.select(b.compare(shlo::Cmp::EQ, d, num(0)), plain, r);
   return half ? b.convert(r, t) : r;
 }
 
@@ -65,7 +66,7 @@ Value div(Builder& b, Value x, Value y, const std::string& mode) {
     Value zero = b.constant(x.dtype(), 0, x.shape());
     Value inexact = b.compare(shlo::Cmp::NE, b.mul(q, y), x);
     Value neg = b.compare(shlo::Cmp::NE, b.compare(shlo::Cmp::LT, x, zero), b.compare(shlo::Cmp::LT, y, zero));
-    Value adjust = b.op1("stablehlo.and", {inexact, neg}, inexact.type);
+    Value adjust = logical_and(b, inexact, neg);
     return b.select(adjust, b.sub(q, b.constant(x.dtype(), 1, x.shape())), q);
   }
   Value q = b.div(x, y);
@@ -91,34 +92,22 @@ constexpr double kPi = 3.14159265358979323846;
 
 bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
 
-// A constant shaped like `like`.
-Value k(Builder& b, double v, const Value& like) { return b.constant(like.dtype(), v, like.shape()); }
-
-Value lnot(Builder& b, Value p) { return b.op1("stablehlo.not", {p}, p.type); }
-Value land(Builder& b, Value x, Value y) { return b.op1("stablehlo.and", {x, y}, x.type); }
-Value lor(Builder& b, Value x, Value y) { return b.op1("stablehlo.or", {x, y}, x.type); }
-Value lxor(Builder& b, Value x, Value y) { return b.op1("stablehlo.xor", {x, y}, x.type); }
-Value cmp(Builder& b, Cmp d, Value x, Value y) { return b.compare(d, x, y); }
-Value cmp(Builder& b, Cmp d, Value x, double y) { return b.compare(d, x, k(b, y, x)); }
-Value isnan_(Builder& b, Value x) { return b.compare(Cmp::NE, x, x); }
 Value all_false(Builder& b, const Value& like) { return b.constant(DType::PRED, 0, like.shape()); }
-Value truth(Builder& b, Value x) { return x.dtype() == DType::PRED ? x : cmp(b, Cmp::NE, x, 0.0); }
-
-// Half-precision values go to f32 for the math and come back rounded once.
-Value up(Builder& b, Value x) { return is_half(x.dtype()) ? b.convert(x, DType::F32) : x; }
-Value down(Builder& b, Value r, DType t) { return r.dtype() != t && shlo::is_float(r.dtype()) ? b.convert(r, t) : r; }
+Value truth(Builder& b, Value x) { return x.dtype() == DType::PRED ? x : compare_to(b, Cmp::NE, x, 0.0); }
 
 // maximum / minimum that return NaN when either side is NaN (XLA's own
 // maximum keeps the second operand's number when only it is compared to NaN).
 Value nan_max(Builder& b, Value x, Value y, bool is_max) {
-  if (x.dtype() == DType::PRED) return is_max ? lor(b, x, y) : land(b, x, y);
+  if (x.dtype() == DType::PRED) return is_max ? logical_or(b, x, y) : logical_and(b, x, y);
   Value r = is_max ? b.max(x, y) : b.min(x, y);
   if (!shlo::is_float(x.dtype())) return r;
-  r = b.select(isnan_(b, x), x, r);
-  return b.select(isnan_(b, y), y, r);
+  r = b.select(is_nan(b, x), x, r);
+  return b.select(is_nan(b, y), y, r);
 }
 
-Value trunc_(Builder& b, Value x) { return b.select(cmp(b, Cmp::LT, x, 0.0), b.unary("ceil", x), b.unary("floor", x)); }
+Value trunc_(Builder& b, Value x) {
+  return b.select(compare_to(b, Cmp::LT, x, 0.0), b.unary("ceil", x), b.unary("floor", x));
+}
 
 // The sign bit of a float (set for -0.0 and negative NaNs too).
 Value signbit_(Builder& b, Value x) {
@@ -126,7 +115,7 @@ Value signbit_(Builder& b, Value x) {
                : shlo::dtype_size(x.dtype()) == 4 ? DType::S32
                                                   : DType::S64;
   Value i = b.bitcast_convert(x, shlo::Type{bits, x.shape()});
-  return cmp(b, Cmp::LT, i, 0.0);
+  return compare_to(b, Cmp::LT, i, 0.0);
 }
 
 Value exp_(Builder& b, Value x) { return b.unary("exponential", x); }
@@ -143,7 +132,7 @@ Value math(Builder& b, Unary op, Value x) {
     case Unary::Asinh:
       return b.op1("chlo.asinh", {x}, x.type);
     case Unary::Atan:
-      return b.binary("atan2", x, k(b, 1, x));
+      return b.binary("atan2", x, constant_like(b, 1, x));
     case Unary::Atanh:
       return b.op1("chlo.atanh", {x}, x.type);
     case Unary::Cos:
@@ -153,16 +142,16 @@ Value math(Builder& b, Unary op, Value x) {
     case Unary::Digamma: {
       // PyTorch: digamma(+-0) = -+inf (the pole's sign follows the side).
       Value r = b.op1("chlo.digamma", {x}, x.type);
-      Value pole = b.select(signbit_(b, x), k(b, kInf, x), k(b, -kInf, x));
-      return b.select(cmp(b, Cmp::EQ, x, 0.0), pole, r);
+      Value pole = b.select(signbit_(b, x), constant_like(b, kInf, x), constant_like(b, -kInf, x));
+      return b.select(compare_to(b, Cmp::EQ, x, 0.0), pole, r);
     }
     case Unary::Lgamma:
       return b.op1("chlo.lgamma", {x}, x.type);
     case Unary::Sinh:
       return b.op1("chlo.sinh", {x}, x.type);
     case Unary::Sinc: {
-      Value px = b.mul(k(b, kPi, x), x);
-      return b.select(cmp(b, Cmp::EQ, x, 0.0), k(b, 1, x), b.div(b.unary("sine", px), px));
+      Value px = b.mul(constant_like(b, kPi, x), x);
+      return b.select(compare_to(b, Cmp::EQ, x, 0.0), constant_like(b, 1, x), b.div(b.unary("sine", px), px));
     }
     case Unary::Erf:
       return erf_(b, x);
@@ -173,19 +162,19 @@ Value math(Builder& b, Unary op, Value x) {
     case Unary::Exp:
       return exp_(b, x);
     case Unary::Exp2:
-      return b.binary("power", k(b, 2, x), x);
+      return b.binary("power", constant_like(b, 2, x), x);
     case Unary::Expm1:
       return b.unary("exponential_minus_one", x);
     case Unary::Log:
       return b.unary("log", x);
     case Unary::Log10:
-      return b.div(b.unary("log", x), k(b, kLn10, x));
+      return b.div(b.unary("log", x), constant_like(b, kLn10, x));
     case Unary::Log1p:
       return b.unary("log_plus_one", x);
     case Unary::Log2:
-      return b.div(b.unary("log", x), k(b, kLn2, x));
+      return b.div(b.unary("log", x), constant_like(b, kLn2, x));
     case Unary::Reciprocal:
-      return b.div(k(b, 1, x), x);
+      return b.div(constant_like(b, 1, x), x);
     case Unary::Rsqrt:
       return b.unary("rsqrt", x);
     case Unary::Sigmoid:
@@ -207,8 +196,11 @@ Value math(Builder& b, Unary op, Value x) {
 
 DType opmath(DType t) { return is_half(t) ? DType::F32 : t; }
 
-Value to_opmath(Builder& b, Value x) { return up(b, x); }
-Value from_opmath(Builder& b, Value r, DType t) { return down(b, r, t); }
+// Half-precision values go to f32 for the math and come back rounded once.
+Value to_opmath(Builder& b, Value x) { return is_half(x.dtype()) ? b.convert(x, DType::F32) : x; }
+Value from_opmath(Builder& b, Value r, DType t) {
+  return r.dtype() != t && shlo::is_float(r.dtype()) ? b.convert(r, t) : r;
+}
 
 Value fit(Builder& b, Value v, const Value& like) {
   if (v.dtype() != like.dtype()) v = convert(b, v, like.dtype());
@@ -233,7 +225,7 @@ Value unary(Builder& b, Unary op, Value x) {
   switch (op) {
     case Unary::Abs:
       if (shlo::is_complex(t))  // the modulus, a real value
-        return b.op1("stablehlo.abs", {x},
+        return b.op1(hlo::kAbs, {x},
                      shlo::Type{t == shlo::DType::C128 ? shlo::DType::F64 : shlo::DType::F32, x.shape()});
       return fl || shlo::is_signed_int(t) ? b.unary("abs", x) : x;
     case Unary::BitwiseNot:
@@ -249,35 +241,35 @@ Value unary(Builder& b, Unary op, Value x) {
     case Unary::Frac:
       return b.sub(x, trunc_(b, x));
     case Unary::Neg:
-      return shlo::is_unsigned_int(t) ? b.sub(k(b, 0, x), x) : b.unary("negate", x);
+      return shlo::is_unsigned_int(t) ? b.sub(constant_like(b, 0, x), x) : b.unary("negate", x);
     case Unary::Sign: {
       // (x > 0) - (x < 0): 0 for NaN, as PyTorch's CPU kernel gives.
       if (t == DType::PRED) return x;
       if (shlo::is_complex(t)) {  // sgn: z / |z|, 0 at 0
         Value mag = unary(b, Unary::Abs, x);
         Value zero = b.constant(mag.dtype(), 0, mag.shape());
-        Value mag_c = b.op1("stablehlo.complex", {mag, zero}, x.type);
+        Value mag_c = b.op1(hlo::kComplex, {mag, zero}, x.type);
         return b.select(b.compare(Cmp::EQ, mag, zero), b.constant(t, 0, x.shape()), b.div(x, mag_c));
       }
-      Value pos = b.convert(cmp(b, Cmp::GT, x, 0.0), t);
+      Value pos = b.convert(compare_to(b, Cmp::GT, x, 0.0), t);
       if (shlo::is_unsigned_int(t)) return pos;
-      return b.sub(pos, b.convert(cmp(b, Cmp::LT, x, 0.0), t));
+      return b.sub(pos, b.convert(compare_to(b, Cmp::LT, x, 0.0), t));
     }
     case Unary::Isnan:
-      return fl ? isnan_(b, x) : all_false(b, x);
+      return fl ? is_nan(b, x) : all_false(b, x);
     case Unary::Isinf:
-      return fl ? cmp(b, Cmp::EQ, b.unary("abs", x), kInf) : all_false(b, x);
+      return fl ? compare_to(b, Cmp::EQ, b.unary("abs", x), kInf) : all_false(b, x);
     case Unary::Isposinf:
-      return fl ? cmp(b, Cmp::EQ, x, kInf) : all_false(b, x);
+      return fl ? compare_to(b, Cmp::EQ, x, kInf) : all_false(b, x);
     case Unary::Isneginf:
-      return fl ? cmp(b, Cmp::EQ, x, -kInf) : all_false(b, x);
+      return fl ? compare_to(b, Cmp::EQ, x, -kInf) : all_false(b, x);
     case Unary::Signbit:
       if (fl) return signbit_(b, x);
-      return shlo::is_signed_int(t) ? cmp(b, Cmp::LT, x, 0.0) : all_false(b, x);
+      return shlo::is_signed_int(t) ? compare_to(b, Cmp::LT, x, 0.0) : all_false(b, x);
     case Unary::LogicalNot:
-      return t == DType::PRED ? b.unary("not", x) : cmp(b, Cmp::EQ, x, 0.0);
+      return t == DType::PRED ? b.unary("not", x) : compare_to(b, Cmp::EQ, x, 0.0);
     default:
-      return down(b, math(b, op, up(b, x)), t);
+      return from_opmath(b, math(b, op, to_opmath(b, x)), t);
   }
 }
 
@@ -297,17 +289,17 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
   bool fl = shlo::is_float(t);
   switch (op) {
     case Binary::BitwiseAnd:
-      return land(b, x, y);
+      return logical_and(b, x, y);
     case Binary::BitwiseOr:
-      return lor(b, x, y);
+      return logical_or(b, x, y);
     case Binary::BitwiseXor:
-      return lxor(b, x, y);
+      return logical_xor(b, x, y);
     case Binary::LogicalAnd:
-      return land(b, truth(b, x), truth(b, y));
+      return logical_and(b, truth(b, x), truth(b, y));
     case Binary::LogicalOr:
-      return lor(b, truth(b, x), truth(b, y));
+      return logical_or(b, truth(b, x), truth(b, y));
     case Binary::LogicalXor:
-      return lxor(b, truth(b, x), truth(b, y));
+      return logical_xor(b, truth(b, x), truth(b, y));
     case Binary::Maximum:
       return nan_max(b, x, y, true);
     case Binary::Minimum:
@@ -316,31 +308,32 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
     case Binary::Fmin: {
       // NaN loses: the other operand wins.
       bool is_max = op == Binary::Fmax;
-      if (t == DType::PRED) return is_max ? lor(b, x, y) : land(b, x, y);
+      if (t == DType::PRED) return is_max ? logical_or(b, x, y) : logical_and(b, x, y);
       Value r = is_max ? b.max(x, y) : b.min(x, y);
       if (!fl) return r;
-      r = b.select(isnan_(b, x), y, r);
-      return b.select(isnan_(b, y), x, r);
+      r = b.select(is_nan(b, x), y, r);
+      return b.select(is_nan(b, y), x, r);
     }
     case Binary::Pow:
       // Integer power matches PyTorch's powi: wraps on overflow, 0 for |base| > 1
       // and negative exponents, +-1 for base +-1.
-      return fl ? down(b, b.binary("power", up(b, x), up(b, y)), t) : b.binary("power", x, y);
+      return fl ? from_opmath(b, b.binary("power", to_opmath(b, x), to_opmath(b, y)), t) : b.binary("power", x, y);
     case Binary::Fmod:
-      return fl ? down(b, b.binary("remainder", up(b, x), up(b, y)), t) : b.binary("remainder", x, y);
+      return fl ? from_opmath(b, b.binary("remainder", to_opmath(b, x), to_opmath(b, y)), t)
+                : b.binary("remainder", x, y);
     case Binary::Remainder: {
       // Python's modulo: C's remainder moved into the divisor's sign.
-      Value xu = up(b, x), yu = up(b, y);
+      Value xu = to_opmath(b, x), yu = to_opmath(b, y);
       Value r = b.binary("remainder", xu, yu);
       if (shlo::is_unsigned_int(t)) return r;
-      Value differ = lxor(b, cmp(b, Cmp::LT, r, 0.0), cmp(b, Cmp::LT, yu, 0.0));
-      Value fix = land(b, cmp(b, Cmp::NE, r, 0.0), differ);
-      return down(b, b.select(fix, b.add(r, yu), r), t);
+      Value differ = logical_xor(b, compare_to(b, Cmp::LT, r, 0.0), compare_to(b, Cmp::LT, yu, 0.0));
+      Value fix = logical_and(b, compare_to(b, Cmp::NE, r, 0.0), differ);
+      return from_opmath(b, b.select(fix, b.add(r, yu), r), t);
     }
     case Binary::Heaviside: {
       // x == 0 ? values : (x > 0)
-      Value pos = t == DType::PRED ? cmp(b, Cmp::GT, x, all_false(b, x)) : cmp(b, Cmp::GT, x, 0.0);
-      Value zero = t == DType::PRED ? b.unary("not", x) : cmp(b, Cmp::EQ, x, 0.0);
+      Value pos = t == DType::PRED ? compare_to(b, Cmp::GT, x, all_false(b, x)) : compare_to(b, Cmp::GT, x, 0.0);
+      Value zero = t == DType::PRED ? b.unary("not", x) : compare_to(b, Cmp::EQ, x, 0.0);
       return b.select(zero, y, b.convert(pos, t));
     }
     case Binary::Copysign: {
@@ -351,7 +344,7 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
       break;
   }
   // Float math in opmath.
-  Value xu = up(b, x), yu = up(b, y);
+  Value xu = to_opmath(b, x), yu = to_opmath(b, y);
   Value r;
   switch (op) {
     case Binary::Atan2:
@@ -362,9 +355,10 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
       Value ax = b.unary("abs", xu), ay = b.unary("abs", yu);
       Value hi = nan_max(b, ax, ay, true), lo = nan_max(b, ax, ay, false);
       Value q = b.div(lo, hi);
-      r = b.mul(hi, b.unary("sqrt", b.add(k(b, 1, q), b.mul(q, q))));
-      r = b.select(cmp(b, Cmp::EQ, hi, 0.0), k(b, 0, r), r);
-      r = b.select(lor(b, cmp(b, Cmp::EQ, ax, kInf), cmp(b, Cmp::EQ, ay, kInf)), k(b, kInf, r), r);
+      r = b.mul(hi, b.unary("sqrt", b.add(constant_like(b, 1, q), b.mul(q, q))));
+      r = b.select(compare_to(b, Cmp::EQ, hi, 0.0), constant_like(b, 0, r), r);
+      r = b.select(logical_or(b, compare_to(b, Cmp::EQ, ax, kInf), compare_to(b, Cmp::EQ, ay, kInf)),
+                   constant_like(b, kInf, r), r);
       break;
     }
     case Binary::Logaddexp:
@@ -374,20 +368,21 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
       Value m = b.max(xu, yu);
       r = op == Binary::Logaddexp
               ? b.add(m, b.unary("log_plus_one", exp_(b, d)))
-              : b.add(m, b.div(b.unary("log_plus_one", b.binary("power", k(b, 2, d), d)), k(b, kLn2, d)));
-      Value same_inf = land(b, cmp(b, Cmp::EQ, b.unary("abs", xu), kInf), cmp(b, Cmp::EQ, xu, yu));
+              : b.add(m, b.div(b.unary("log_plus_one", b.binary("power", constant_like(b, 2, d), d)),
+                               constant_like(b, kLn2, d)));
+      Value same_inf = logical_and(b, compare_to(b, Cmp::EQ, b.unary("abs", xu), kInf), compare_to(b, Cmp::EQ, xu, yu));
       r = b.select(same_inf, xu, r);
       break;
     }
     case Binary::Xlogy:
       r = b.mul(xu, b.unary("log", yu));
-      r = b.select(cmp(b, Cmp::EQ, xu, 0.0), k(b, 0, r), r);
-      r = b.select(isnan_(b, yu), k(b, kNaN, r), r);
+      r = b.select(compare_to(b, Cmp::EQ, xu, 0.0), constant_like(b, 0, r), r);
+      r = b.select(is_nan(b, yu), constant_like(b, kNaN, r), r);
       break;
     default:
       throw std::logic_error(std::string("ops::binary: unhandled ") + name(op));
   }
-  return down(b, r, t);
+  return from_opmath(b, r, t);
 }
 
 Value compare(Builder& b, Cmp dir, Value x, Value y) { return b.compare(dir, x, y); }
@@ -397,20 +392,20 @@ Value clamp(Builder& b, Value x, std::optional<Value> lo, std::optional<Value> h
   Value r = x;  // a NaN x fails both comparisons and stays
   if (lo) {
     Value l = fit(b, *lo, x);
-    r = b.select(cmp(b, Cmp::LT, r, l), l, r);
-    if (fl) r = b.select(isnan_(b, l), l, r);
+    r = b.select(compare_to(b, Cmp::LT, r, l), l, r);
+    if (fl) r = b.select(is_nan(b, l), l, r);
   }
   if (hi) {
     Value h = fit(b, *hi, x);
-    r = b.select(cmp(b, Cmp::GT, r, h), h, r);
-    if (fl) r = b.select(isnan_(b, h), h, r);
+    r = b.select(compare_to(b, Cmp::GT, r, h), h, r);
+    if (fl) r = b.select(is_nan(b, h), h, r);
   }
   return r;
 }
 
 Value pow_special(Builder& b, Value x, double e) {
   DType t = x.dtype();
-  Value u = up(b, x);
+  Value u = to_opmath(b, x);
   Value one = b.constant(u.dtype(), 1.0, u.shape());
   Value r;
   if (e == 0.0)
@@ -431,45 +426,45 @@ Value pow_special(Builder& b, Value x, double e) {
     r = b.div(one, b.mul(u, u));
   else
     throw std::invalid_argument("pow_special: exponent " + std::to_string(e) + " has no special form");
-  return down(b, r, t);
+  return from_opmath(b, r, t);
 }
 
 Value round_decimals(Builder& b, Value x, Value ten_pow, bool negative) {
-  Value xu = up(b, x);
+  Value xu = to_opmath(b, x);
   Value p = fit(b, ten_pow, xu);
   Value r = negative ? b.mul(b.unary("round_nearest_even", b.div(xu, p)), p)
                      : b.div(b.unary("round_nearest_even", b.mul(xu, p)), p);
-  return down(b, r, x.dtype());
+  return from_opmath(b, r, x.dtype());
 }
 
 Value nan_to_num(Builder& b, Value x, Value nan, Value posinf, Value neginf) {
   if (!shlo::is_float(x.dtype())) return x;
-  Value r = b.select(isnan_(b, x), fit(b, nan, x), x);
-  r = b.select(cmp(b, Cmp::EQ, x, kInf), fit(b, posinf, x), r);
-  return b.select(cmp(b, Cmp::EQ, x, -kInf), fit(b, neginf, x), r);
+  Value r = b.select(is_nan(b, x), fit(b, nan, x), x);
+  r = b.select(compare_to(b, Cmp::EQ, x, kInf), fit(b, posinf, x), r);
+  return b.select(compare_to(b, Cmp::EQ, x, -kInf), fit(b, neginf, x), r);
 }
 
 Value where(Builder& b, Value cond, Value x, Value y) { return b.select(truth(b, cond), x, y); }
 
 Value lerp(Builder& b, Value self, Value end, Value weight) {
-  Value s = up(b, self), e = up(b, end);
-  Value w = fit(b, up(b, weight), s);
+  Value s = to_opmath(b, self), e = to_opmath(b, end);
+  Value w = fit(b, to_opmath(b, weight), s);
   Value diff = b.sub(e, s);
-  Value small = cmp(b, Cmp::LT, b.unary("abs", w), 0.5);
-  Value r = b.select(small, b.add(s, b.mul(w, diff)), b.sub(e, b.mul(diff, b.sub(k(b, 1, w), w))));
-  return down(b, r, self.dtype());
+  Value small = compare_to(b, Cmp::LT, b.unary("abs", w), 0.5);
+  Value r = b.select(small, b.add(s, b.mul(w, diff)), b.sub(e, b.mul(diff, b.sub(constant_like(b, 1, w), w))));
+  return from_opmath(b, r, self.dtype());
 }
 
 Value addcmul(Builder& b, Value self, Value t1, Value t2, Value value) {
-  Value s = up(b, self);
+  Value s = to_opmath(b, self);
   Value v = fit(b, value, s);
-  return down(b, b.add(s, b.mul(b.mul(v, up(b, t1)), up(b, t2))), self.dtype());
+  return from_opmath(b, b.add(s, b.mul(b.mul(v, to_opmath(b, t1)), to_opmath(b, t2))), self.dtype());
 }
 
 Value addcdiv(Builder& b, Value self, Value t1, Value t2, Value value) {
-  Value s = up(b, self);
+  Value s = to_opmath(b, self);
   Value v = fit(b, value, s);
-  return down(b, b.add(s, b.div(b.mul(v, up(b, t1)), up(b, t2))), self.dtype());
+  return from_opmath(b, b.add(s, b.div(b.mul(v, to_opmath(b, t1)), to_opmath(b, t2))), self.dtype());
 }
 
 // ---- special functions
@@ -480,20 +475,21 @@ namespace {
 // the asymptotic series.
 Value trigamma(Builder& b, Value x) {
   double pi = 3.14159265358979323846;
-  Value one = k(b, 1, x);
-  Value low = b.compare(Cmp::LT, x, k(b, 0.5, x));
-  Value s = b.unary("sine", b.mul(k(b, pi, x), x));
-  Value result = b.select(low, b.unary("negate", b.div(k(b, pi * pi, x), b.mul(s, s))), k(b, 0, x));
-  Value sign = b.select(low, k(b, -1, x), one);
+  Value one = constant_like(b, 1, x);
+  Value low = b.compare(Cmp::LT, x, constant_like(b, 0.5, x));
+  Value s = b.unary("sine", b.mul(constant_like(b, pi, x), x));
+  Value result =
+      b.select(low, b.unary("negate", b.div(constant_like(b, pi * pi, x), b.mul(s, s))), constant_like(b, 0, x));
+  Value sign = b.select(low, constant_like(b, -1, x), one);
   Value z = b.select(low, b.sub(one, x), x);
   for (int i = 0; i < 6; ++i) {
     result = b.add(result, b.div(one, b.mul(z, z)));
     z = b.add(z, one);
   }
   Value ixx = b.div(one, b.mul(z, z));
-  Value series = b.sub(k(b, 1.0 / 30, x), b.mul(ixx, k(b, 1.0 / 42, x)));
-  series = b.sub(k(b, 1.0 / 6, x), b.mul(ixx, series));
-  series = b.add(b.add(one, b.div(one, b.mul(k(b, 2, x), z))), b.mul(ixx, series));
+  Value series = b.sub(constant_like(b, 1.0 / 30, x), b.mul(ixx, constant_like(b, 1.0 / 42, x)));
+  series = b.sub(constant_like(b, 1.0 / 6, x), b.mul(ixx, series));
+  series = b.add(b.add(one, b.div(one, b.mul(constant_like(b, 2, x), z))), b.mul(ixx, series));
   result = b.add(result, b.div(series, z));
   return b.mul(sign, result);
 }
@@ -509,58 +505,58 @@ std::vector<int64_t> all_dims(int64_t rank) {
 // chlo.polygamma is wrong for negative x: PyTorch's rules are applied here.
 Value polygamma(Builder& b, Value n, Value x) {
   DType t = x.dtype();
-  x = up(b, x);
+  x = to_opmath(b, x);
   Value nn = b.broadcast_in_dim(b.convert(n, x.dtype()), x.shape(), {});
-  Value one = k(b, 1, x), zero = k(b, 0, x);
+  Value one = constant_like(b, 1, x), zero = constant_like(b, 0, x);
   Value whole = b.compare(Cmp::EQ, x, b.unary("floor", x));
   Value neg = b.compare(Cmp::LT, x, zero);
-  Value shift = land(b, neg, lnot(b, whole));
+  Value shift = logical_and(b, neg, logical_not(b, whole));
   // zeta(n+1, x) = sum_{k<m} (x+k)^-(n+1) + zeta(n+1, x+m), stepping until x+m >= 1.
   shlo::Type ty = x.type;
   shlo::Type it{DType::S32, {}};
   Value start = b.select(shift, x, one);
   std::string cond = b.region({ty, ty, ty, shlo::Type{DType::S32, {}}}, [&](Builder& r, const std::vector<Value>& s) {
-    Value below = r.compare(Cmp::LT, s[0], k(r, 1, s[0]));
+    Value below = r.compare(Cmp::LT, s[0], constant_like(r, 1, s[0]));
     Value any = r.reduce(below, r.constant(DType::PRED, 0), all_dims(below.rank()), "or");
     Value more = r.compare(Cmp::LT, s[3], r.constant(DType::S32, 100000));  // huge |x|: stop
-    return std::vector<Value>{land(r, any, more)};
+    return std::vector<Value>{logical_and(r, any, more)};
   });
   std::string body = b.region({ty, ty, ty, shlo::Type{DType::S32, {}}}, [&](Builder& r, const std::vector<Value>& s) {
-    Value below = r.compare(Cmp::LT, s[0], k(r, 1, s[0]));
-    Value term = r.op1("stablehlo.power", {s[0], r.unary("negate", r.add(s[2], k(r, 1, s[2])))}, s[0].type);
+    Value below = r.compare(Cmp::LT, s[0], constant_like(r, 1, s[0]));
+    Value term = r.op1(hlo::kPower, {s[0], r.unary("negate", r.add(s[2], constant_like(r, 1, s[2])))}, s[0].type);
     Value acc = r.select(below, r.add(s[1], term), s[1]);
-    Value xs = r.select(below, r.add(s[0], k(r, 1, s[0])), s[0]);
+    Value xs = r.select(below, r.add(s[0], constant_like(r, 1, s[0])), s[0]);
     return std::vector<Value>{xs, acc, s[2], r.add(s[3], r.constant(DType::S32, 1))};
   });
   std::vector<Value> loop =
-      b.op("stablehlo.while", {start, zero, nn, b.constant(DType::S32, 0)}, {ty, ty, ty, it}, "", {cond, body});
+      b.op(hlo::kWhile, {start, zero, nn, b.constant(DType::S32, 0)}, {ty, ty, ty, it}, "", {cond, body});
   Value general = b.op1("chlo.polygamma", {nn, b.select(shift, loop[0], x)}, ty);
   // (-1)^(n+1) n!
-  Value odd = b.compare(Cmp::NE, b.op1("stablehlo.remainder", {nn, k(b, 2, nn)}, ty), zero);
+  Value odd = b.compare(Cmp::NE, b.op1(hlo::kRemainder, {nn, constant_like(b, 2, nn)}, ty), zero);
   Value fact = b.unary("exponential", b.op1("chlo.lgamma", {b.add(nn, one)}, ty));
   Value signed_fact = b.select(odd, fact, b.unary("negate", fact));
   Value shifted = b.add(general, b.mul(signed_fact, loop[1]));
-  Value inf = k(b, kInf, x);
+  Value inf = constant_like(b, kInf, x);
   Value pole = b.select(odd, inf, b.unary("negate", inf));
-  Value r = b.select(shift, shifted, b.select(land(b, whole, b.compare(Cmp::LE, x, zero)), pole, general));
+  Value r = b.select(shift, shifted, b.select(logical_and(b, whole, b.compare(Cmp::LE, x, zero)), pole, general));
   r = b.select(b.compare(Cmp::EQ, nn, one), trigamma(b, x), r);
-  return down(b, r, t);
+  return from_opmath(b, r, t);
 }
 
 Value xlog1py(Builder& b, Value x, Value y) {
   DType t = x.dtype();
-  Value xf = up(b, x), yf = up(b, y);
+  Value xf = to_opmath(b, x), yf = to_opmath(b, y);
   Value r = b.mul(xf, b.unary("log_plus_one", yf));
-  r = b.select(b.compare(Cmp::EQ, xf, k(b, 0, xf)), k(b, 0, xf), r);
-  r = b.select(isnan_(b, yf), yf, r);
-  return down(b, r, t);
+  r = b.select(b.compare(Cmp::EQ, xf, constant_like(b, 0, xf)), constant_like(b, 0, xf), r);
+  r = b.select(is_nan(b, yf), yf, r);
+  return from_opmath(b, r, t);
 }
 
 Value conj(Builder& b, Value x) {
   if (!shlo::is_complex(x.dtype())) return x;
   shlo::Type part{x.dtype() == DType::C128 ? DType::F64 : DType::F32, x.shape()};
-  Value re = b.op1("stablehlo.real", {x}, part), im = b.op1("stablehlo.imag", {x}, part);
-  return b.op1("stablehlo.complex", {re, b.unary("negate", im)}, x.type);
+  Value re = b.op1(hlo::kReal, {x}, part), im = b.op1(hlo::kImag, {x}, part);
+  return b.op1(hlo::kComplex, {re, b.unary("negate", im)}, x.type);
 }
 
 // ---- integer and bit math
@@ -570,24 +566,24 @@ Value gcd(Builder& b, Value x, Value y) {
   shlo::Type t = x.type;
   // Euclid, elementwise: while any a != 0: (a, c) = (c % a, a) where a != 0.
   std::string cond = b.region({t, t}, [&](Builder& r, const std::vector<Value>& s) {
-    Value nz = r.compare(Cmp::NE, s[0], k(r, 0, s[0]));
+    Value nz = r.compare(Cmp::NE, s[0], constant_like(r, 0, s[0]));
     return std::vector<Value>{r.reduce(nz, r.constant(DType::PRED, 0), all_dims(nz.rank()), "or")};
   });
   std::string body = b.region({t, t}, [&](Builder& r, const std::vector<Value>& s) {
-    Value zero = k(r, 0, s[0]);
+    Value zero = constant_like(r, 0, s[0]);
     Value nz = r.compare(Cmp::NE, s[0], zero);
-    Value safe = r.select(nz, s[0], k(r, 1, s[0]));
-    Value rem = r.op1("stablehlo.remainder", {s[1], safe}, t);
+    Value safe = r.select(nz, s[0], constant_like(r, 1, s[0]));
+    Value rem = r.op1(hlo::kRemainder, {s[1], safe}, t);
     return std::vector<Value>{r.select(nz, rem, zero), r.select(nz, s[0], s[1])};
   });
-  return b.op("stablehlo.while", {a, c}, {t, t}, "", {cond, body})[1];
+  return b.op(hlo::kWhile, {a, c}, {t, t}, "", {cond, body})[1];
 }
 
 Value lcm(Builder& b, Value x, Value y) {
   Value g = gcd(b, x, y);
-  Value zero = k(b, 0, g);
+  Value zero = constant_like(b, 0, g);
   Value is0 = b.compare(Cmp::EQ, g, zero);
-  Value q = b.div(x, b.select(is0, k(b, 1, g), g));
+  Value q = b.div(x, b.select(is0, constant_like(b, 1, g), g));
   return b.select(is0, zero, unary(b, Unary::Abs, b.mul(q, y)));
 }
 
@@ -597,23 +593,23 @@ int64_t bit_width(DType t) { return static_cast<int64_t>(shlo::dtype_size(t)) * 
 
 Value shift_left(Builder& b, Value x, Value y) {
   int64_t bits = bit_width(x.dtype());
-  Value bad = b.compare(Cmp::GE, y, k(b, static_cast<double>(bits), y));
+  Value bad = b.compare(Cmp::GE, y, constant_like(b, static_cast<double>(bits), y));
   if (shlo::is_signed_int(y.dtype()))
-    bad = lor(b, bad, b.compare(Cmp::LT, y, k(b, 0, y)));
+    bad = logical_or(b, bad, b.compare(Cmp::LT, y, constant_like(b, 0, y)));
   else if (shlo::is_unsigned_int(y.dtype()) && bits < 64)  // a "negative" amount read as signed
-    bad = lor(b, bad, b.compare(Cmp::GE, y, k(b, std::ldexp(1.0, static_cast<int>(bits) - 1), y)));
+    bad = logical_or(b, bad, b.compare(Cmp::GE, y, constant_like(b, std::ldexp(1.0, static_cast<int>(bits) - 1), y)));
   Value r = b.binary("shift_left", x, y);
-  return b.select(bad, k(b, 0, x), r);
+  return b.select(bad, constant_like(b, 0, x), r);
 }
 
 Value shift_right(Builder& b, Value x, Value y) {
   bool sign = shlo::is_signed_int(x.dtype());
   int64_t bits = bit_width(x.dtype()), max_shift = bits - (sign ? 1 : 0);
   const char* opname = sign ? "shift_right_arithmetic" : "shift_right_logical";
-  Value bad = b.compare(Cmp::GE, y, k(b, static_cast<double>(max_shift), y));
-  if (sign) bad = lor(b, bad, b.compare(Cmp::LT, y, k(b, 0, y)));
+  Value bad = b.compare(Cmp::GE, y, constant_like(b, static_cast<double>(max_shift), y));
+  if (sign) bad = logical_or(b, bad, b.compare(Cmp::LT, y, constant_like(b, 0, y)));
   Value r = b.binary(opname, x, y);
-  Value fill = b.binary(opname, x, k(b, static_cast<double>(max_shift), x));
+  Value fill = b.binary(opname, x, constant_like(b, static_cast<double>(max_shift), x));
   return b.select(bad, fill, r);
 }
 
@@ -622,7 +618,7 @@ Value nextafter(Builder& b, Value x, Value y) {
   DType it = x.dtype() == DType::F64 ? DType::S64 : x.dtype() == DType::F32 ? DType::S32 : DType::S16;
   shlo::Type ity{it, x.shape()};
   Value bits = b.bitcast_convert(x, ity);
-  Value zero = k(b, 0, x);
+  Value zero = constant_like(b, 0, x);
   // Away from zero in magnitude: +1 on the sign-magnitude bits, else -1.
   Value away = b.compare(Cmp::EQ, b.compare(Cmp::GT, y, x), b.compare(Cmp::GT, x, zero));
   Value one = b.constant(it, 1, x.shape());
@@ -632,7 +628,7 @@ Value nextafter(Builder& b, Value x, Value y) {
   Value from_zero = b.select(b.compare(Cmp::LT, y, zero), b.unary("negate", tiny), tiny);
   Value r = b.select(b.compare(Cmp::EQ, x, zero), from_zero, stepped);
   r = b.select(b.compare(Cmp::EQ, x, y), y, r);
-  return b.select(lor(b, isnan_(b, x), isnan_(b, y)), b.add(x, y), r);
+  return b.select(logical_or(b, is_nan(b, x), is_nan(b, y)), b.add(x, y), r);
 }
 
 }  // namespace ops

@@ -1,6 +1,7 @@
 // Range factories and eye: see factories.h.
 #include "ops/factories/factories.h"
 
+#include "ops/common/lowering.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/random/random.h"
 
@@ -17,9 +18,9 @@ namespace {
 // keep excess precision between ops).
 Value round_to(Builder& b, Value x, DType t) {
   if (t == DType::BF16)
-    return b.op1("stablehlo.reduce_precision", {x}, x.type, "exponent_bits = 8 : i32, mantissa_bits = 7 : i32");
+    return b.op1(hlo::kReducePrecision, {x}, x.type, "exponent_bits = 8 : i32, mantissa_bits = 7 : i32");
   if (t == DType::F16)
-    return b.op1("stablehlo.reduce_precision", {x}, x.type, "exponent_bits = 5 : i32, mantissa_bits = 10 : i32");
+    return b.op1(hlo::kReducePrecision, {x}, x.type, "exponent_bits = 5 : i32, mantissa_bits = 10 : i32");
   return x;
 }
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 
 #include "aten/library.h"
+#include "ops/common/aten_common.h"
 #include "ops/fft/fft.h"
 
 namespace tpu {
@@ -15,13 +16,6 @@ namespace {
 using shlo::Builder;
 using shlo::Value;
 using Vals = std::vector<Value>;
-
-// Stores `v` into out (resized to v's shape first, as out= ops do).
-at::Tensor& store_out(at::Tensor& out, engine::Ref v) {
-  at::native::resize_output(out, v.type().shape);
-  write(out, std::move(v));
-  return out;
-}
 
 // Wrapped dims, in the caller's order (r2c / c2r treat the last one specially).
 std::vector<int64_t> fft_dims(const at::Tensor& self, at::IntArrayRef dim) {

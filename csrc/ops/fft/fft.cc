@@ -5,6 +5,8 @@
 #include <cmath>
 #include <string>
 
+#include "ops/common/lowering.h"
+
 namespace ops {
 
 using shlo::DType;
@@ -47,7 +49,7 @@ Value xla_fft(Builder& b, Value x, const char* kind, const std::vector<int64_t>&
   std::string k(kind);
   if (k == "RFFT") out.back() = lengths.back() / 2 + 1;
   if (k == "IRFFT") out.back() = lengths.back();
-  return b.op1("stablehlo.fft", {x}, Type{out_dtype, out},
+  return b.op1(hlo::kFft, {x}, Type{out_dtype, out},
                std::string("fft_type = #stablehlo<fft_type ") + kind + ">, fft_length = " + shlo::i64_array(lengths));
 }
 

@@ -1,10 +1,9 @@
 // Advanced indexing and the ops built on it or on data-dependent counts:
 // index.Tensor, _index_put_impl_, take, masked_select, masked_scatter_,
-// embedding_dense_backward, nonzero, nonzero_static, one_hot and
-// repeat_interleave. Indices are checked in range (aten_bounds.cc);
-// data-dependent shapes (nonzero, bool-mask indexing, repeat_interleave,
-// masked_scatter's count check) read one count back from the device. The
-// lowerings are indexing.h (nonzero's and repeat_interleave's: sort.h).
+// embedding_dense_backward, one_hot and repeat_interleave. Indices are
+// checked in range (ops/common/aten_bounds.cc); data-dependent shapes
+// (bool-mask indexing, repeat_interleave, masked_scatter's count check)
+// read one count back from the device. The lowerings are indexing.h.
 #include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 #include <ATen/native/Resize.h>
@@ -13,9 +12,8 @@
 
 #include "aten/library.h"
 #include "engine/checks.h"
-#include "ops/indexing/aten_bounds.h"
+#include "ops/common/aten_common.h"
 #include "ops/indexing/indexing.h"
-#include "ops/sort/sort.h"
 
 namespace tpu {
 
@@ -255,42 +253,6 @@ at::Tensor embedding_dense_backward(const at::Tensor& grad, const at::Tensor& in
   return out;
 }
 
-// ---- nonzero
-
-at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
-  TORCH_CHECK(out.scalar_type() == at::kLong,
-              "nonzero: Expected out tensor to have scalar type Long but got scalar type", out.scalar_type());
-  int64_t count = self.numel() > 0 ? fetch_count_true(read(self)) : 0;
-  at::native::resize_output(out, {count, self.dim()});
-  if (out.numel() == 0) return out;
-  write_all(
-      {out}, "nonzero", {read(self)},
-      [](Builder& b, const Vals& in, int64_t count) { return Vals{ops::nonzero(b, in[0], count)}; }, count);
-  int64_t largest = 1;
-  for (int64_t d : self.sizes()) largest = std::max(largest, d);
-  trust_indices(out, largest);
-  return out;
-}
-at::Tensor nonzero(const at::Tensor& self) {
-  at::Tensor out = empty({0}, at::kLong, self.device());
-  return nonzero_out(self, out);
-}
-
-at::Tensor& nonzero_static_out(const at::Tensor& self, c10::SymInt size_, int64_t fill_value, at::Tensor& out) {
-  int64_t size = size_.expect_int();
-  TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
-  resize_out(out, {size, self.dim()}, at::kLong, "nonzero_static");
-  if (out.numel() == 0) return out;
-  write_all(
-      {out}, "nonzero_static", {read(self), engine::scalar_i64(fill_value)},
-      [](Builder& b, const Vals& in, int64_t size) { return Vals{ops::nonzero_static(b, in[0], size, in[1])}; }, size);
-  return out;
-}
-at::Tensor nonzero_static(const at::Tensor& self, c10::SymInt size, int64_t fill_value) {
-  at::Tensor out = empty({0}, at::kLong, self.device());
-  return nonzero_static_out(self, size, fill_value, out);
-}
-
 // ---- one_hot, repeat_interleave
 
 // F.one_hot. PyTorch's composite leaves the class checks of accelerator
@@ -367,10 +329,6 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("masked_scatter_", &masked_scatter_);
   m.impl("masked_select", &masked_select);
   m.impl("masked_select.out", &masked_select_out);
-  m.impl("nonzero", &nonzero);
-  m.impl("nonzero.out", &nonzero_out);
-  m.impl("nonzero_static", &nonzero_static);
-  m.impl("nonzero_static.out", &nonzero_static_out);
   m.impl("one_hot", &one_hot);
   m.impl("repeat_interleave.Tensor", &repeat_interleave_Tensor);
   m.impl("take", &take);

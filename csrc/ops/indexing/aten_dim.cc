@@ -15,7 +15,8 @@
 #include <ATen/ops/scatter_reduce_meta.h>
 
 #include "aten/library.h"
-#include "ops/indexing/aten_bounds.h"
+#include "ops/common/aten_common.h"
+#include "ops/common/lowering.h"
 #include "ops/indexing/indexing.h"
 
 namespace tpu {
@@ -53,67 +54,71 @@ struct Gather {
   }
 };
 
-// scatter with src a tensor or a scalar operand; mode: "" (replace), add,
-// multiply (scatter reduce=) or sum/prod/mean/amax/amin (scatter_reduce,
-// `two`).
+// scatter with src a tensor or a scalar operand, combined by c (scatter,
+// scatter_add, scatter(reduce=)) or, when `two`, reduced by `reduce`
+// (scatter_reduce).
 void scatter_common(const at::Tensor& out, const at::Tensor& self, int64_t dim, const at::Tensor& index,
-                    engine::Ref src, const std::string& mode, bool include_self, bool two) {
+                    engine::Ref src, ops::Combine c, ops::ReduceKind reduce, bool include_self, bool two) {
   dim = at::maybe_wrap_dim(dim, self.dim());
   check_dim_range(index, dim, size_at(self, dim));
   if (out.numel() == 0) return;
   write_all(
       {out}, "scatter", {read(self), read(index), std::move(src)},
-      [](Builder& b, const Vals& in, int64_t d, const std::string& mode, bool include_self, bool two) {
-        if (two) return Vals{ops::scatter_reduce(b, in[0], d, in[1], in[2], mode, include_self)};
-        ops::Combine c = mode == "add"        ? ops::Combine::Add
-                         : mode == "multiply" ? ops::Combine::Mul
-                                              : ops::Combine::Replace;
+      [](Builder& b, const Vals& in, int64_t d, ops::Combine c, ops::ReduceKind reduce, bool include_self, bool two) {
+        if (two) return Vals{ops::scatter_reduce(b, in[0], d, in[1], in[2], reduce, include_self)};
         return Vals{ops::scatter_dim(b, in[0], d, in[1], in[2], c)};
       },
-      dim, mode, two && include_self, two);
+      dim, c, reduce, two && include_self, two);
+}
+
+// scatter(reduce=)'s modes: add or multiply.
+ops::Combine scatter_mode(c10::string_view reduce) {
+  return reduce == "add" ? ops::Combine::Add : reduce == "multiply" ? ops::Combine::Mul : ops::Combine::Replace;
 }
 
 struct ScatterSrc {
   template <class M>
   void operator()(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim, const at::Tensor& index,
                   const at::Tensor& src) const {
-    scatter_common(out, self, dim, index, read(src), "", true, false);
+    scatter_common(out, self, dim, index, read(src), ops::Combine::Replace, ops::ReduceKind::Sum, true, false);
   }
 };
 struct ScatterValue {
   template <class M>
   void operator()(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim, const at::Tensor& index,
                   const at::Scalar& value) const {
-    scatter_common(out, self, dim, index, scalar_of(value, to_shlo(self.scalar_type())), "", true, false);
+    scatter_common(out, self, dim, index, scalar_of(value, to_shlo(self.scalar_type())), ops::Combine::Replace,
+                   ops::ReduceKind::Sum, true, false);
   }
 };
 struct ScatterReduce {
   template <class M>
   void operator()(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim, const at::Tensor& index,
                   const at::Tensor& src, c10::string_view reduce) const {
-    scatter_common(out, self, dim, index, read(src), std::string(reduce), true, false);
+    scatter_common(out, self, dim, index, read(src), scatter_mode(reduce), ops::ReduceKind::Sum, true, false);
   }
 };
 struct ScatterValueReduce {
   template <class M>
   void operator()(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim, const at::Tensor& index,
                   const at::Scalar& value, c10::string_view reduce) const {
-    scatter_common(out, self, dim, index, scalar_of(value, to_shlo(self.scalar_type())), std::string(reduce), true,
-                   false);
+    scatter_common(out, self, dim, index, scalar_of(value, to_shlo(self.scalar_type())), scatter_mode(reduce),
+                   ops::ReduceKind::Sum, true, false);
   }
 };
 struct ScatterAdd {
   template <class M>
   void operator()(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim, const at::Tensor& index,
                   const at::Tensor& src) const {
-    scatter_common(out, self, dim, index, read(src), "add", true, false);
+    scatter_common(out, self, dim, index, read(src), ops::Combine::Add, ops::ReduceKind::Sum, true, false);
   }
 };
 struct ScatterReduceTwo {
   template <class M>
   void operator()(M&, const at::Tensor& out, const at::Tensor& self, int64_t dim, const at::Tensor& index,
                   const at::Tensor& src, c10::string_view reduce, bool include_self) const {
-    scatter_common(out, self, dim, index, read(src), std::string(reduce), include_self, true);
+    scatter_common(out, self, dim, index, read(src), ops::Combine::Replace, ops::reduce_kind(reduce), include_self,
+                   true);
   }
 };
 
@@ -230,7 +235,7 @@ struct IndexReduce {
     if (out.numel() == 0) return;
     write_all(
         {out}, "index_reduce", {read(self), read(index), read(source)},
-        [](Builder& b, const Vals& in, int64_t d, const std::string& r, bool include_self) {
+        [](Builder& b, const Vals& in, int64_t d, ops::ReduceKind r, bool include_self) {
           Value x = in[0], idx = in[1], src = in[2];
           bool scalar = x.rank() == 0;
           if (scalar) {  // a 0-d self indexes like a 1-element vector
@@ -241,7 +246,7 @@ struct IndexReduce {
           Value res = ops::index_reduce(b, x, d, idx, src, r, include_self);
           return Vals{scalar ? b.reshape(res, {}) : res};
         },
-        dim, std::string(reduce), include_self);
+        dim, ops::reduce_kind(reduce), include_self);
   }
 };
 

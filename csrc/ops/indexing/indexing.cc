@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "ops/common/lowering.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace ops {
@@ -52,6 +53,37 @@ std::string body_of(Combine c, DType t) {
   return "";
 }
 
+// The scatter combine of a reduction (Sum and Mean add).
+Combine combine_of(ReduceKind r) {
+  switch (r) {
+    case ReduceKind::Prod:
+      return Combine::Mul;
+    case ReduceKind::Amax:
+      return Combine::Max;
+    case ReduceKind::Amin:
+      return Combine::Min;
+    case ReduceKind::Sum:
+    case ReduceKind::Mean:
+      break;
+  }
+  return Combine::Add;
+}
+
+// The 0-d value a combine leaves unchanged: where targets start when self
+// is left out of the reduction.
+Value identity_of(Builder& b, Combine c, DType t) {
+  switch (c) {
+    case Combine::Mul:
+      return b.constant(t, 1);
+    case Combine::Max:
+      return b.lowest(t);
+    case Combine::Min:
+      return b.highest(t);
+    default:
+      return b.zero(t);
+  }
+}
+
 // Full coordinates for gather/scatter along dim: [idx.shape..., rank] where
 // component d is the element's own position for d != dim and idx for dim.
 Value full_indices(Builder& b, Value idx, int64_t dim) {
@@ -98,13 +130,6 @@ Value stacked_indices(Builder& b, const Shape& xs, const std::vector<int64_t>& d
 
 DType index_type(int64_t extent) { return extent < (int64_t{1} << 31) ? DType::S32 : DType::S64; }
 
-Value index_bounds(Builder& b, Value idx) {
-  Value flat = b.convert(b.reshape(idx, {shlo::numel(idx.shape())}), DType::S64);
-  Value mn = b.reduce(flat, b.highest(DType::S64), {0}, "minimum");
-  Value mx = b.reduce(flat, b.lowest(DType::S64), {0}, "maximum");
-  return b.concatenate({b.reshape(mn, {1}), b.reshape(mx, {1})}, 0);
-}
-
 Value gather_dim(Builder& b, Value x, int64_t dim, Value idx) {
   if (x.rank() == 0 || idx.rank() == 0) {
     Shape out = idx.shape();
@@ -148,24 +173,16 @@ Value scatter_dim(Builder& b, Value x, int64_t dim, Value idx, Value src, Combin
   return b.scatter(x, ind, upd, {}, all, all, n, body_of(c, x.dtype()));
 }
 
-Value scatter_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, const std::string& reduce,
-                     bool include_self) {
+Value scatter_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, ReduceKind reduce, bool include_self) {
   DType t = x.dtype();
-  Combine c = reduce == "prod"   ? Combine::Mul
-              : reduce == "amax" ? Combine::Max
-              : reduce == "amin" ? Combine::Min
-                                 : Combine::Add;
+  Combine c = combine_of(reduce);
   Value base = x;
   if (!include_self) {
     // Targets start from the reduction's identity so only src contributes.
-    Value init = c == Combine::Mul   ? b.constant(t, 1)
-                 : c == Combine::Max ? b.lowest(t)
-                 : c == Combine::Min ? b.highest(t)
-                                     : b.zero(t);
-    base = scatter_dim(b, x, dim, idx, init, Combine::Replace);
+    base = scatter_dim(b, x, dim, idx, identity_of(b, c, t), Combine::Replace);
   }
   Value r = scatter_dim(b, base, dim, idx, src, c);
-  if (reduce != "mean") return r;
+  if (reduce != ReduceKind::Mean) return r;
   Value cnt = scatter_dim(b, b.constant(t, include_self ? 1 : 0, x.shape()), dim, idx, b.constant(t, 1), Combine::Add);
   Value one = b.constant(t, 1, x.shape());
   cnt = b.select(b.compare(shlo::Cmp::EQ, cnt, b.constant(t, 0, x.shape())), one, cnt);
@@ -233,10 +250,8 @@ Value index_copy(Builder& b, Value x, int64_t dim, Value idx, Value src) {
       b.broadcast_in_dim(start, {outer, inner}, {}));
   // An index outside [0, n) writes nothing (as the scatter along dim
   // would), so the range check's error never comes with another row changed.
-  Value valid = b.op1("stablehlo.and",
-                      {b.compare(shlo::Cmp::GE, i, b.constant(DType::S64, 0)),
-                       b.compare(shlo::Cmp::LT, i, b.constant(DType::S64, static_cast<double>(n)))},
-                      Type{DType::PRED, {}});
+  Value valid = logical_and(b, b.compare(shlo::Cmp::GE, i, b.constant(DType::S64, 0)),
+                            b.compare(shlo::Cmp::LT, i, b.constant(DType::S64, static_cast<double>(n))));
   pos = b.select(b.broadcast_in_dim(valid, {outer, inner}, {}), pos,
                  b.constant(it, static_cast<double>(total), {outer, inner}));
   Value upd = b.reshape(b.convert(src, x.dtype()), {outer * inner});
@@ -247,28 +262,21 @@ Value index_copy(Builder& b, Value x, int64_t dim, Value idx, Value src) {
 Value index_add(Builder& b, Value x, int64_t dim, Value idx, Value src, Value alpha) {
   Value s = b.convert(src, x.dtype());
   Value a = b.broadcast_in_dim(b.convert(alpha, x.dtype()), s.shape(), {});
-  s = x.dtype() == DType::PRED ? b.op1("stablehlo.and", {s, a}, s.type) : b.mul(s, a);
+  s = x.dtype() == DType::PRED ? logical_and(b, s, a) : b.mul(s, a);
   return index_scatter(b, x, dim, idx, s, Combine::Add, false);
 }
 
-Value index_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, const std::string& reduce,
-                   bool include_self) {
+Value index_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, ReduceKind reduce, bool include_self) {
   DType t = x.dtype();
-  Combine c = reduce == "prod"   ? Combine::Mul
-              : reduce == "amax" ? Combine::Max
-              : reduce == "amin" ? Combine::Min
-                                 : Combine::Add;
+  Combine c = combine_of(reduce);
   Value base = x;
   if (!include_self) {
     // The indexed slots restart from the reduction's identity.
-    Value init = c == Combine::Mul   ? b.constant(t, 1)
-                 : c == Combine::Max ? b.lowest(t)
-                 : c == Combine::Min ? b.highest(t)
-                                     : b.zero(t);
-    base = index_scatter(b, x, dim, idx, b.broadcast_in_dim(init, src.shape(), {}), Combine::Replace, false);
+    base = index_scatter(b, x, dim, idx, b.broadcast_in_dim(identity_of(b, c, t), src.shape(), {}), Combine::Replace,
+                         false);
   }
   Value r = index_scatter(b, base, dim, idx, src, c, false);
-  if (reduce != "mean") return r;
+  if (reduce != ReduceKind::Mean) return r;
   Value cnt = index_scatter(b, b.constant(t, include_self ? 1 : 0, x.shape()), dim, idx, b.constant(t, 1, src.shape()),
                             Combine::Add, false);
   cnt = b.select(b.compare(shlo::Cmp::EQ, cnt, b.constant(t, 0, cnt.shape())), b.constant(t, 1, cnt.shape()), cnt);
@@ -351,11 +359,6 @@ Value prefix_sum(Builder& b, Value x) {
   return x;
 }
 
-Value count_true(Builder& b, Value x) {
-  Value nz = b.compare(shlo::Cmp::NE, x, b.constant(x.dtype(), 0, x.shape()));
-  return b.reduce(b.convert(nz, DType::S64), b.zero(DType::S64), range(x.rank()), "add");
-}
-
 Value masked_scatter(Builder& b, Value x, Value mask, Value src) {
   int64_t N = shlo::numel(x.shape()), S = shlo::numel(src.shape());
   if (N == 0 || S == 0) return x;
@@ -366,6 +369,26 @@ Value masked_scatter(Builder& b, Value x, Value mask, Value src) {
   pos = b.clamp(b.constant(it, 0, {N}), pos, b.constant(it, static_cast<double>(S - 1), {N}));
   Value vals = index_select(b, b.reshape(b.convert(src, x.dtype()), {S}), 0, pos);
   return b.reshape(b.select(m, vals, b.reshape(x, {N})), x.shape());
+}
+
+Value min_and_sum(Builder& b, Value x) {
+  int64_t N = shlo::numel(x.shape());
+  Value flat = b.convert(b.reshape(x, {N}), DType::S64);
+  Value mn = b.reduce(flat, b.highest(DType::S64), {0}, "minimum");
+  Value sum = b.reduce(flat, b.zero(DType::S64), {0}, "add");
+  return b.concatenate({b.reshape(mn, {1}), b.reshape(sum, {1})}, 0);
+}
+
+Value repeat_interleave_indices(Builder& b, Value repeats, int64_t total) {
+  int64_t n = shlo::numel(repeats.shape());
+  if (total == 0 || n == 0) return b.constant(DType::S64, 0, {total});
+  DType it = index_type(std::max(n, total) + 1);
+  // Group i ends at prefix[i]; counting the group ends at or before each
+  // output position gives the group it belongs to.
+  Value ends = prefix_sum(b, b.convert(b.reshape(repeats, {n}), it));
+  Value marks = index_scatter(b, b.constant(it, 0, {total + 1}), 0, ends, b.constant(it, 1, {n}), Combine::Add, false);
+  Value idx = prefix_sum(b, b.slice(marks, {0}, {total}, {1}));
+  return b.convert(idx, DType::S64);
 }
 
 }  // namespace ops

@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "ops/common/lowering.h"
 #include "shlo/builder.h"
 
 namespace ops {
@@ -22,18 +23,14 @@ enum class Combine { Replace, Add, Mul, Max, Min };
 // where it fits (cheap on TPUs), s64 otherwise.
 shlo::DType index_type(int64_t extent);
 
-// [min, max] of an integer value as s64[2] (bounds check of device indices).
-Value index_bounds(Builder& b, Value idx);
-
 // torch.gather: out[..., i, ...] = x[..., idx[..., i, ...], ...] along dim;
 // the result has idx's shape.
 Value gather_dim(Builder& b, Value x, int64_t dim, Value idx);
 // torch.scatter / scatter_add / scatter(reduce=): src is read over idx's
 // shape (src may be larger).
 Value scatter_dim(Builder& b, Value x, int64_t dim, Value idx, Value src, Combine c);
-// torch.scatter_reduce: reduce is sum, prod, mean, amax or amin.
-Value scatter_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, const std::string& reduce,
-                     bool include_self);
+// torch.scatter_reduce.
+Value scatter_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, ReduceKind reduce, bool include_self);
 
 // index_select with a 1-D idx: x's shape with dim replaced by len(idx).
 Value index_select(Builder& b, Value x, int64_t dim, Value idx);
@@ -45,9 +42,8 @@ Value index_scatter(Builder& b, Value x, int64_t dim, Value idx, Value src, Comb
 Value index_copy(Builder& b, Value x, int64_t dim, Value idx, Value src);
 // index_add: x[..., idx[i], ...] += alpha * src[..., i, ...] (alpha: 0-d).
 Value index_add(Builder& b, Value x, int64_t dim, Value idx, Value src, Value alpha);
-// index_reduce: reduce is prod, mean, amax or amin.
-Value index_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, const std::string& reduce,
-                   bool include_self);
+// index_reduce: reduce is Prod, Mean, Amax or Amin.
+Value index_reduce(Builder& b, Value x, int64_t dim, Value idx, Value src, ReduceKind reduce, bool include_self);
 
 // Advanced indexing x[idx...]: idx[i] indexes dim dims[i] (dims ascending);
 // the idx values broadcast together to a shape B. Negative indices wrap.
@@ -71,11 +67,14 @@ Value embedding_backward(Builder& b, Value grad, Value idx, int64_t num_weights,
 // masked_scatter: the true positions of mask (x's shape) take src's
 // elements in order.
 Value masked_scatter(Builder& b, Value x, Value mask, Value src);
-// Number of nonzero (true) elements as a 0-d s64.
-Value count_true(Builder& b, Value x);
 
 // Inclusive prefix sum of a 1-D value in log2(n) shifted adds (no
 // reduce_window, whose CPU lowering is quadratic).
 Value prefix_sum(Builder& b, Value x);
+
+// [min, sum] of an integer value as s64[2] (repeat_interleave's checks and size).
+Value min_and_sum(Builder& b, Value x);
+// repeat_interleave(repeats): i repeated repeats[i] times, `total` in all.
+Value repeat_interleave_indices(Builder& b, Value repeats, int64_t total);
 
 }  // namespace ops

@@ -16,6 +16,7 @@
 
 #include "aten/library.h"
 #include "engine/runtime.h"
+#include "ops/elementwise/elementwise.h"
 #include "ops/linalg/grouped_mm.h"
 #include "ops/linalg/grouped_rows_host.h"
 #include "ops/linalg/linalg.h"
@@ -213,11 +214,7 @@ void dot_into(const at::Tensor& out, const at::Tensor& self, const at::Tensor& o
       {out}, conj_self ? "vdot" : "dot", {read(self), read(other)},
       [](Builder& b, const Vals& v, bool conj) {
         Value x = v[0];
-        if (conj) {
-          shlo::Type part{x.dtype() == shlo::DType::C64 ? shlo::DType::F32 : shlo::DType::F64, x.shape()};
-          Value re = b.op1("stablehlo.real", {x}, part), im = b.op1("stablehlo.imag", {x}, part);
-          x = b.op1("stablehlo.complex", {re, b.unary("negate", im)}, x.type);
-        }
+        if (conj) x = ops::conj(b, x);
         return Vals{ops::dot(b, x, v[1])};
       },
       conj_self);

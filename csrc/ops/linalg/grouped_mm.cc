@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ops/common/lowering.h"
 #include "ops/linalg/linalg.h"
 
 namespace ops {
@@ -25,7 +26,7 @@ Vals run(Builder& b, const Vals& init, const shlo::RegionFn& cond, const shlo::R
   std::vector<Type> types;
   for (const Value& v : init) types.push_back(v.type);
   std::string c = b.region(types, cond), r = b.region(types, body);
-  return b.op("stablehlo.while", init, types, "", {c, r});
+  return b.op(hlo::kWhile, init, types, "", {c, r});
 }
 
 // Group g's slice of w ([G, ...]), its leading dim dropped.
@@ -53,7 +54,7 @@ Value group_mask(Builder& b, Value offs, int64_t length) {
   Value idx = b.iota(shlo::Type{DType::S64, s}, 1);
   Value ge = b.compare(shlo::Cmp::GE, idx, b.broadcast_in_dim(starts, s, {0}));
   Value lt = b.compare(shlo::Cmp::LT, idx, b.broadcast_in_dim(ends, s, {0}));
-  return b.op1("stablehlo.and", {ge, lt}, ge.type);
+  return logical_and(b, ge, lt);
 }
 
 // x broadcast to `shape` (dims x_dims), zero where the mask (broadcast with
@@ -105,8 +106,7 @@ Value group_tiles(Builder& b, Value x, Value counts, Value starts, const std::ve
   Value idle = b.compare(Cmp::EQ, counts, b.constant(DType::S32, 0, {groups}));
   Value active = b.sort({b.convert(idle, DType::S32), b.iota(sg, 0)}, 0,
                         [](Builder& r, const Vals& v) { return Vals{r.compare(Cmp::LT, v[0], v[1])}; })[1];
-  Value n_active = b.reduce(b.convert(b.op1("stablehlo.not", {idle}, Type{DType::PRED, {groups}}), DType::S32),
-                            i32(b, 0), {0}, "add");
+  Value n_active = b.reduce(b.convert(logical_not(b, idle), DType::S32), i32(b, 0), {0}, "add");
   // Outer state: group position, result, rows, counts, starts, active,
   // n_active, weights...; inner: tile, result, rows, count, first row,
   // the group's slices...

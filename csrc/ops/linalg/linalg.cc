@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "ops/common/lowering.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/linalg/grouped_rows_host.h"
 
@@ -38,7 +39,7 @@ Value emit_dot(Builder& b, Value x, Value y, const std::vector<int64_t>& xb, con
   // an f32 result of a bf16 dot: XLA:CPU has no bf16 x bf16 -> f32 kernel
   // for every layout (e.g. batch-1 bmm with a transposed operand).
   DType acc = accumulate_dtype(x.dtype());
-  return b.op1("stablehlo.dot_general", {b.convert(x, acc), b.convert(y, acc)}, shlo::Type{acc, s}, dn);
+  return b.op1(hlo::kDotGeneral, {b.convert(x, acc), b.convert(y, acc)}, shlo::Type{acc, s}, dn);
 }
 
 // Which side of a matrix kernel reads an operand (batch dims, then one

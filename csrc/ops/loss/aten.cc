@@ -12,6 +12,7 @@
 #include "aten/library.h"
 #include "engine/checks.h"
 #include "ops/checks/checks.h"
+#include "ops/common/aten_common.h"
 #include "ops/loss/loss.h"
 
 namespace tpu {
@@ -33,20 +34,9 @@ void prepare_out(const at::Tensor& out, at::IntArrayRef shape, at::ScalarType dt
   at::native::resize_output(out, shape);
 }
 
-// Stores `v` into out (resized to v's shape first, as out= ops do).
-at::Tensor& store_out(at::Tensor& out, engine::Ref v) {
-  at::native::resize_output(out, v.type().shape);
-  write(out, std::move(v));
-  return out;
-}
-
 std::vector<int64_t> broadcast_shape(const at::Tensor& a, const at::Tensor& b) {
   auto s = at::infer_size_dimvector(a.sizes(), b.sizes());
   return std::vector<int64_t>(s.begin(), s.end());
-}
-
-void check_floating(const at::Tensor& t, const char* name) {
-  TORCH_CHECK(at::isFloatingType(t.scalar_type()), "\"", name, "\" not implemented for '", t.scalar_type(), "'");
 }
 
 void check_reduction(int64_t reduction) {
@@ -336,8 +326,7 @@ engine::Ref bce_ref(const std::optional<at::Tensor>& grad, const at::Tensor& sel
               ") that is different to the "
               "input size (",
               self.sizes(), ") is deprecated. Please ensure they have the same size.");
-  TORCH_CHECK_NOT_IMPLEMENTED(at::isFloatingType(self.scalar_type()), "\"binary_cross_entropy\" not implemented for '",
-                              at::toString(self.scalar_type()), "'");
+  check_dtype("binary_cross_entropy", self.scalar_type(), Accepts::Float);
   bool has_w = weight.has_value() && weight->defined();
   if (has_w) (void)at::infer_size(weight->sizes(), self.sizes());
   if (!grad) check_unit_range(self, target);

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "ops/common/lowering.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduction/reduction.h"
 
@@ -12,15 +13,6 @@ using shlo::Cmp;
 using shlo::Shape;
 
 namespace {
-
-Value cst(Builder& b, DType t, double v, const Shape& shape) { return b.constant(t, v, shape); }
-Value kconst(Builder& b, double v, const Value& like) { return b.constant(like.dtype(), v, like.shape()); }
-Value logical_and(Builder& b, Value x, Value y) { return b.op1("stablehlo.and", {x, y}, x.type); }
-
-// Half-precision math runs in f32 and rounds once at the end (PyTorch's opmath).
-bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
-Value up(Builder& b, Value x) { return is_half(x.dtype()) ? b.convert(x, DType::F32) : x; }
-Value down(Builder& b, Value x, DType t) { return x.dtype() != t ? b.convert(x, t) : x; }
 
 Dims all_dims(int64_t rank) {
   Dims d;
@@ -61,16 +53,16 @@ NllPick nll_pick(Builder& b, const Value& self, Value target, std::optional<Valu
   Value w;
   if (weight) {
     Value wb = b.broadcast_in_dim(convert(b, *weight, acc), self.shape(), {l.cdim});
-    w = sum_over(b, b.select(mask, wb, cst(b, acc, 0, self.shape())), {l.cdim});
+    w = sum_over(b, b.select(mask, wb, b.constant(acc, 0, self.shape())), {l.cdim});
   } else {
-    w = b.select(valid, cst(b, acc, 1, target.shape()), cst(b, acc, 0, target.shape()));
+    w = b.select(valid, b.constant(acc, 1, target.shape()), b.constant(acc, 0, target.shape()));
   }
   return {mask, valid, w};
 }
 
 // The loss in x's dtype t, reduced as asked.
 Value reduce_loss(Builder& b, Value l, int64_t reduction, DType t) {
-  l = down(b, l, t);
+  l = b.convert(l, t);
   if (reduction == 0) return l;
   if (reduction == 1) return mean(b, l, all_dims(l.rank()), false, t);
   return reduce(b, l, Reduce::Sum, all_dims(l.rank()), false, t);
@@ -91,8 +83,8 @@ std::pair<Value, Value> nll_loss(Builder& b, Value self, Value target, std::opti
   NllLayout l = nll_layout(self);
   NllPick p = nll_pick(b, self, target, weight, ignore_index, acc);
   Value x = convert(b, self, acc);
-  Value picked = sum_over(b, b.select(p.mask, x, cst(b, acc, 0, x.shape())), {l.cdim});
-  Value zero_t = cst(b, acc, 0, picked.shape());
+  Value picked = sum_over(b, b.select(p.mask, x, b.constant(acc, 0, x.shape())), {l.cdim});
+  Value zero_t = b.constant(acc, 0, picked.shape());
   Value loss = b.select(p.valid, b.unary("negate", b.mul(p.w, picked)), zero_t);
   Dims every = all_dims(loss.rank());
   if (reduction == 0) return {convert(b, loss, out), b.constant(out, 0)};
@@ -117,7 +109,7 @@ Value nll_loss_backward(Builder& b, Value grad, Value self, Value target, std::o
   }
   Value coef = b.unary("negate", b.mul(p.w, g));
   Value cb = b.broadcast_in_dim(coef, self.shape(), l.target_dims);
-  return convert(b, b.select(p.mask, cb, cst(b, acc, 0, self.shape())), out);
+  return convert(b, b.select(p.mask, cb, b.constant(acc, 0, self.shape())), out);
 }
 
 // ---------------------------------------------------------------- mse_loss
@@ -128,7 +120,7 @@ Value mse_loss(Builder& b, Value x, Value y, int64_t reduction, DType out) {
   Value sq = b.mul(d, d);
   if (reduction == 0) return convert(b, sq, out);
   Value s = sum_over(b, sq, all_dims(sq.rank()));
-  if (reduction == 1) s = b.div(s, cst(b, acc, static_cast<double>(shlo::numel(sq.shape())), {}));
+  if (reduction == 1) s = b.div(s, b.constant(acc, static_cast<double>(shlo::numel(sq.shape())), {}));
   return convert(b, s, out);
 }
 
@@ -138,7 +130,7 @@ Value mse_loss_backward(Builder& b, Value grad, Value x, Value y, int64_t reduct
   Value d = b.sub(convert(b, x, acc), b.broadcast_to(convert(b, y, acc), shape));
   double scale = reduction == 1 ? 2.0 / static_cast<double>(shlo::numel(shape)) : 2.0;
   Value g = b.broadcast_to(convert(b, grad, acc), shape);
-  return convert(b, b.mul(b.mul(d, cst(b, acc, scale, shape)), g), out);
+  return convert(b, b.mul(b.mul(d, b.constant(acc, scale, shape)), g), out);
 }
 
 // ---------------------------------------------------------------- huber_loss, smooth_l1_loss
@@ -146,9 +138,9 @@ Value mse_loss_backward(Builder& b, Value grad, Value x, Value y, int64_t reduct
 Value robust_loss(Builder& b, Value x, Value y, RobustLoss kind, double param, int64_t reduction) {
   DType t = x.dtype();
   bool huber = kind == RobustLoss::Huber;
-  Value xf = up(b, x), yf = up(b, y);
+  Value xf = to_opmath(b, x), yf = to_opmath(b, y);
   Value z = b.unary("abs", b.sub(xf, yf));
-  Value pr = kconst(b, param, z), half = kconst(b, 0.5, z);
+  Value pr = constant_like(b, param, z), half = constant_like(b, 0.5, z);
   Value small = huber ? b.mul(b.mul(half, z), z) : b.div(b.mul(b.mul(half, z), z), pr);
   Value large = huber ? b.mul(pr, b.sub(z, b.mul(half, pr))) : b.sub(z, b.mul(half, pr));
   Value l = b.select(b.compare(Cmp::LT, z, pr), small, large);
@@ -158,41 +150,41 @@ Value robust_loss(Builder& b, Value x, Value y, RobustLoss kind, double param, i
 Value robust_loss_backward(Builder& b, Value grad, Value x, Value y, RobustLoss kind, double param, int64_t reduction) {
   DType t = x.dtype();
   bool huber = kind == RobustLoss::Huber;
-  Value xf = up(b, x), yf = up(b, y);
-  Value g = b.broadcast_to(up(b, grad), xf.shape());
+  Value xf = to_opmath(b, x), yf = to_opmath(b, y);
+  Value g = b.broadcast_to(to_opmath(b, grad), xf.shape());
   Value d = b.sub(xf, yf);
-  Value nm = kconst(b, loss_norm(x, reduction), d), pr = kconst(b, param, d);
+  Value nm = constant_like(b, loss_norm(x, reduction), d), pr = constant_like(b, param, d);
   Value edge = huber ? b.mul(b.mul(nm, g), pr) : b.mul(nm, g);
   Value mid = huber ? b.mul(b.mul(nm, d), g) : b.div(b.mul(b.mul(nm, d), g), pr);
   Value r = b.select(b.compare(Cmp::LE, d, b.unary("negate", pr)), b.unary("negate", edge),
                      b.select(b.compare(Cmp::GE, d, pr), edge, mid));
-  return down(b, r, t);
+  return b.convert(r, t);
 }
 
 // ---------------------------------------------------------------- binary_cross_entropy
 
 Value binary_cross_entropy(Builder& b, Value x, Value y, std::optional<Value> w, int64_t reduction) {
   DType t = x.dtype();
-  Value xf = up(b, x), yf = up(b, y);
-  Value floor = kconst(b, -100, xf), one = kconst(b, 1, xf);
+  Value xf = to_opmath(b, x), yf = to_opmath(b, y);
+  Value floor = constant_like(b, -100, xf), one = constant_like(b, 1, xf);
   Value log_x = b.max(b.unary("log", xf), floor);
   Value log_1mx = b.max(b.unary("log_plus_one", b.unary("negate", xf)), floor);
   Value l = b.sub(b.mul(b.sub(yf, one), log_1mx), b.mul(yf, log_x));
-  if (w) l = b.mul(l, up(b, b.broadcast_to(*w, x.shape())));
+  if (w) l = b.mul(l, to_opmath(b, b.broadcast_to(*w, x.shape())));
   return reduce_loss(b, l, reduction, t);
 }
 
 Value binary_cross_entropy_backward(Builder& b, Value grad, Value x, Value y, std::optional<Value> w,
                                     int64_t reduction) {
   DType t = x.dtype();
-  Value xf = up(b, x), yf = up(b, y);
-  Value g = b.broadcast_to(up(b, grad), xf.shape());
-  Value one = kconst(b, 1, xf);
-  Value denom = b.max(b.mul(b.sub(one, xf), xf), kconst(b, 1e-12, xf));
+  Value xf = to_opmath(b, x), yf = to_opmath(b, y);
+  Value g = b.broadcast_to(to_opmath(b, grad), xf.shape());
+  Value one = constant_like(b, 1, xf);
+  Value denom = b.max(b.mul(b.sub(one, xf), xf), constant_like(b, 1e-12, xf));
   Value r = b.div(b.mul(g, b.sub(xf, yf)), denom);
-  if (w) r = b.mul(r, up(b, b.broadcast_to(*w, x.shape())));
-  r = b.mul(r, kconst(b, loss_norm(x, reduction), r));
-  return down(b, r, t);
+  if (w) r = b.mul(r, to_opmath(b, b.broadcast_to(*w, x.shape())));
+  r = b.mul(r, constant_like(b, loss_norm(x, reduction), r));
+  return b.convert(r, t);
 }
 
 }  // namespace ops

@@ -5,6 +5,7 @@
 #include <functional>
 #include <vector>
 
+#include "ops/common/lowering.h"
 #include "ops/linalg/grouped_mm.h"
 #include "ops/linalg/grouped_rows_host.h"
 #include "ops/linalg/linalg.h"
@@ -37,10 +38,8 @@ Value round_to(Builder& b, Value x, DType t) { return x.dtype() == t ? x : b.con
 // Whether each expert id lies in [0, experts).
 Value in_range(Builder& b, Value id, int64_t experts) {
   const shlo::Shape& n = id.shape();
-  return b.op1("stablehlo.and",
-               {b.compare(Cmp::GE, id, b.constant(DType::S32, 0, n)),
-                b.compare(Cmp::LT, id, b.constant(DType::S32, static_cast<double>(experts), n))},
-               Type{DType::PRED, n});
+  return logical_and(b, b.compare(Cmp::GE, id, b.constant(DType::S32, 0, n)),
+                     b.compare(Cmp::LT, id, b.constant(DType::S32, static_cast<double>(experts), n)));
 }
 
 // rows -> rows @ one projection's matrix, accumulated (not yet rounded).

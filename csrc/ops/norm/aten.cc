@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "aten/library.h"
+#include "ops/common/aten_common.h"
 #include "ops/norm/norm.h"
 #include "ops/reduction/reduction.h"
 
@@ -32,10 +33,6 @@ at::ScalarType ln_stat_dtype(const at::Tensor& x, const std::optional<at::Tensor
   bool mixed = at::isReducedFloatingType(x.scalar_type()) &&
                ((present(w) && w->scalar_type() == at::kFloat) || (present(bias) && bias->scalar_type() == at::kFloat));
   return mixed ? at::kFloat : x.scalar_type();
-}
-
-void check_float(const at::Tensor& x, const char* name) {
-  TORCH_CHECK(at::isFloatingType(x.scalar_type()), "\"", name, "\" not implemented for '", x.scalar_type(), "'");
 }
 
 void rms_check(const at::Tensor& input, at::IntArrayRef normalized_shape, const std::optional<at::Tensor>& weight) {
@@ -67,7 +64,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm(const at::Tenso
   at::IntArrayRef ns = C10_AS_INTARRAYREF_SLOW(normalized_shape);
   at::native::_check_layer_norm_inputs(input, ns, present(weight) ? *weight : at::Tensor(),
                                        present(bias) ? *bias : at::Tensor());
-  check_float(input, "native_layer_norm");
+  check_floating(input, "native_layer_norm");
   int64_t axis = input.dim() - static_cast<int64_t>(ns.size());
   at::ScalarType sd = ln_stat_dtype(input, weight, bias);
   at::Tensor out = empty(input.sizes(), input.scalar_type(), input.device());
@@ -125,7 +122,7 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> native_layer_norm_backward(
 std::tuple<at::Tensor, at::Tensor> _fused_rms_norm(const at::Tensor& input, at::IntArrayRef normalized_shape,
                                                    const std::optional<at::Tensor>& weight, std::optional<double> eps) {
   rms_check(input, normalized_shape, weight);
-  check_float(input, "rms_norm");
+  check_floating(input, "rms_norm");
   int64_t axis = input.dim() - static_cast<int64_t>(normalized_shape.size());
   shlo::DType acc = ops::acc_type(to_shlo(input.scalar_type()));
   // PyTorch's default eps is the machine epsilon of the computation dtype.

@@ -1,6 +1,7 @@
 // Layer norm and RMS norm: see norm.h.
 #include "ops/norm/norm.h"
 
+#include "ops/common/lowering.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduction/reduction.h"
 
@@ -39,8 +40,6 @@ Value spread(Builder& b, Value stat, const Split& sp, const Shape& shape) {
 // A parameter of the normalized shape broadcast over x (trailing dims).
 Value param(Builder& b, Value p, DType acc, const Shape& shape) { return b.broadcast_to(convert(b, p, acc), shape); }
 
-Value scalar_like(Builder& b, double v, const Value& like) { return b.constant(like.dtype(), v, like.shape()); }
-
 // Sum over the outer dims: a parameter's gradient (normalized shape).
 Value param_grad(Builder& b, Value g, const Split& sp, DType out) {
   return convert(b, sp.outer.empty() ? g : sum_over(b, g, sp.outer), out);
@@ -55,10 +54,10 @@ LayerNormOut layer_norm(Builder& b, Value x, int64_t axis, std::optional<Value> 
   DType acc = acc_type(x.dtype());
   Value v = convert(b, x, acc);
   Value s = sum_over(b, v, sp.inner);
-  Value mean = b.div(s, scalar_like(b, sp.n, s));
+  Value mean = b.div(s, constant_like(b, sp.n, s));
   Value d = b.sub(v, spread(b, mean, sp, shape));
   Value var = sum_over(b, b.mul(d, d), sp.inner);
-  var = b.div(var, scalar_like(b, sp.n, var));
+  var = b.div(var, constant_like(b, sp.n, var));
   Value rstd = b.unary("rsqrt", b.add(var, splat(b, b.convert(eps, acc), var)));
   Value y = b.mul(d, spread(b, rstd, sp, shape));
   if (weight) y = b.mul(y, param(b, *weight, acc, shape));
@@ -82,8 +81,8 @@ std::vector<std::optional<Value>> layer_norm_backward(Builder& b, Value grad, Va
     // dx = rstd / N * (N * gx - sum(gx) - x_hat * sum(gx * x_hat))
     Value s1 = spread(b, sum_over(b, gx, sp.inner), sp, shape);
     Value s2 = spread(b, sum_over(b, b.mul(gx, x_hat), sp.inner), sp, shape);
-    Value inner = b.sub(b.sub(b.mul(gx, scalar_like(b, sp.n, gx)), s1), b.mul(x_hat, s2));
-    r[0] = convert(b, b.mul(b.div(rs, scalar_like(b, sp.n, rs)), inner), x.dtype());
+    Value inner = b.sub(b.sub(b.mul(gx, constant_like(b, sp.n, gx)), s1), b.mul(x_hat, s2));
+    r[0] = convert(b, b.mul(b.div(rs, constant_like(b, sp.n, rs)), inner), x.dtype());
   }
   if (mask[1] && weight) r[1] = param_grad(b, b.mul(g, x_hat), sp, weight->dtype());
   if (mask[2] && bias) r[2] = param_grad(b, g, sp, bias->dtype());
@@ -96,7 +95,7 @@ RmsNormOut rms_norm(Builder& b, Value x, int64_t axis, std::optional<Value> weig
   DType acc = acc_type(x.dtype());
   Value v = convert(b, x, acc);
   Value ms = sum_over(b, b.mul(v, v), sp.inner);
-  ms = b.div(ms, scalar_like(b, sp.n, ms));
+  ms = b.div(ms, constant_like(b, sp.n, ms));
   Value rstd = b.reshape(b.unary("rsqrt", b.add(ms, splat(b, b.convert(eps, acc), ms))), sp.stat_shape);
   Value y = b.mul(v, b.broadcast_to(rstd, shape));
   if (weight) y = b.mul(y, param(b, *weight, acc, shape));
@@ -117,7 +116,7 @@ std::vector<std::optional<Value>> rms_norm_backward(Builder& b, Value grad, Valu
     Value gx = weight ? b.mul(g, param(b, *weight, acc, shape)) : g;
     // dx = (gx - x_hat / N * sum(x_hat * gx)) * rstd
     Value s = spread(b, sum_over(b, b.mul(x_hat, gx), sp.inner), sp, shape);
-    Value t = b.mul(b.div(x_hat, scalar_like(b, sp.n, x_hat)), s);
+    Value t = b.mul(b.div(x_hat, constant_like(b, sp.n, x_hat)), s);
     r[0] = convert(b, b.mul(b.sub(gx, t), rs), x.dtype());
   }
   if (mask[1] && weight) r[1] = param_grad(b, b.mul(g, x_hat), sp, x.dtype());

@@ -75,7 +75,7 @@ std::vector<Value> fused_adam(Builder& b, const AdamConfig& cfg, const std::vect
   std::vector<Value> out_p, out_avg, out_sq, out_max, out_g;
   for (int64_t i = 0; i < n; ++i) {
     DType t = params[i].dtype(), ct = opmath(t);
-    auto k = [&](Value wide, const Value& like) { return splat(b, b.convert(wide, ct), like); };
+    auto hyper = [&](Value wide, const Value& like) { return splat(b, b.convert(wide, ct), like); };
     Value step = b.convert(as_scalar(b, steps[i]), w);
     Value bc1 = b.sub(one(b, w), b.binary("power", beta1, step));
     Value bc2_sqrt = b.unary("sqrt", b.sub(one(b, w), b.binary("power", beta2, step)));
@@ -87,19 +87,19 @@ std::vector<Value> fused_adam(Builder& b, const AdamConfig& cfg, const std::vect
     if (cfg.maximize) g = b.unary("negate", g);
     if (cfg.weight_decay) {
       if (cfg.adamw)
-        p = b.mul(p, k(decay, p));
+        p = b.mul(p, hyper(decay, p));
       else
-        g = b.add(g, b.mul(p, k(wd, p)));
+        g = b.add(g, b.mul(p, hyper(wd, p)));
     }
     Value avg = lerp(b, convert(b, avgs[i], ct), g, b.convert(avg_weight, ct));
-    Value sq = b.add(b.mul(convert(b, sqs[i], ct), k(beta2, g)), b.mul(b.mul(k(sq_weight, g), g), g));
+    Value sq = b.add(b.mul(convert(b, sqs[i], ct), hyper(beta2, g)), b.mul(b.mul(hyper(sq_weight, g), g), g));
     Value src = sq;
     if (cfg.amsgrad) {
       src = b.max(convert(b, maxs[i], ct), sq);
       out_max.push_back(result(b, amp, src, maxs[i]));
     }
-    Value denom = b.add(b.div(b.unary("sqrt", src), k(bc2_sqrt, src)), k(eps, src));
-    p = b.add(p, b.div(b.mul(k(neg_step_size, avg), avg), denom));
+    Value denom = b.add(b.div(b.unary("sqrt", src), hyper(bc2_sqrt, src)), hyper(eps, src));
+    p = b.add(p, b.div(b.mul(hyper(neg_step_size, avg), avg), denom));
     out_p.push_back(result(b, amp, p, params[i]));
     out_avg.push_back(result(b, amp, avg, avgs[i]));
     out_sq.push_back(result(b, amp, sq, sqs[i]));
@@ -122,19 +122,20 @@ std::vector<Value> fused_sgd(Builder& b, const SgdConfig& cfg, const std::vector
   std::vector<Value> out_p, out_buf, out_g;
   for (int64_t i = 0; i < n; ++i) {
     DType t = params[i].dtype(), ct = opmath(t);
-    auto k = [&](Value wide, const Value& like) { return splat(b, b.convert(wide, ct), like); };
+    auto hyper = [&](Value wide, const Value& like) { return splat(b, b.convert(wide, ct), like); };
     Value p = convert(b, params[i], ct);
     Value g = unscaled(b, amp, grads[i], ct);
     if (amp.scale) out_g.push_back(result(b, amp, g, grads[i]));
     if (cfg.maximize) g = b.unary("negate", g);
-    if (cfg.weight_decay) g = b.add(g, b.mul(p, k(wd, p)));
+    if (cfg.weight_decay) g = b.add(g, b.mul(p, hyper(wd, p)));
     if (cfg.momentum) {
-      Value buf =
-          cfg.first_step ? g : b.add(b.mul(convert(b, bufs[i], ct), k(momentum, g)), b.mul(g, k(grad_weight, g)));
+      Value buf = cfg.first_step
+                      ? g
+                      : b.add(b.mul(convert(b, bufs[i], ct), hyper(momentum, g)), b.mul(g, hyper(grad_weight, g)));
       out_buf.push_back(result(b, amp, buf, bufs[i]));
-      g = cfg.nesterov ? b.add(g, b.mul(buf, k(momentum, buf))) : buf;
+      g = cfg.nesterov ? b.add(g, b.mul(buf, hyper(momentum, buf))) : buf;
     }
-    out_p.push_back(result(b, amp, b.add(p, b.mul(g, k(neg_lr, g))), params[i]));
+    out_p.push_back(result(b, amp, b.add(p, b.mul(g, hyper(neg_lr, g))), params[i]));
   }
   std::vector<Value> out = out_p;
   for (auto* v : {&out_buf, &out_g}) out.insert(out.end(), v->begin(), v->end());

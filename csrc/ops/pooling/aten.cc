@@ -18,8 +18,8 @@
 #include <ATen/ops/max_pool2d_with_indices_meta.h>
 #include <c10/util/StringUtil.h>
 
-#include "aten/index_bounds.h"
 #include "aten/library.h"
+#include "ops/common/aten_common.h"
 #include "ops/pooling/pooling.h"
 
 namespace tpu {
@@ -333,13 +333,6 @@ struct AdaptiveMaxPoolBackward {
 };
 
 // ---- max_unpool
-
-// Stores `v` into out (resized to v's shape first, as out= ops do).
-at::Tensor& store_out(at::Tensor& out, engine::Ref v) {
-  at::native::resize_output(out, v.type().shape);
-  write(out, std::move(v));
-  return out;
-}
 
 engine::Ref max_unpool_ref(const at::Tensor& self, const at::Tensor& indices, at::IntArrayRef output_size,
                            size_t spatial, const char* name) {

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <limits>
 
+#include "ops/common/lowering.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/indexing/indexing.h"
 #include "ops/reduction/reduction.h"
@@ -48,7 +49,7 @@ Windows adaptive_windows(int64_t in, int64_t out) {
 
 namespace {
 
-Value k64(Builder& b, double v, const Shape& s) { return b.constant(DType::S64, v, s); }
+Value s64_splat(Builder& b, double v, const Shape& s) { return b.constant(DType::S64, v, s); }
 
 // The gathered windows [B, C, o1, L1, o2, L2, ...], each window's validity
 // mask and flat plane index (both broadcast to that shape).
@@ -64,7 +65,7 @@ Gathered gather_windows(Builder& b, Value x, const std::vector<Windows>& ws) {
     full.push_back(w.len);
   }
   Value g = x;
-  Value valid = b.constant(DType::PRED, 1, full), flat = k64(b, 0, full);
+  Value valid = b.constant(DType::PRED, 1, full), flat = s64_splat(b, 0, full);
   int64_t stride = 1;
   for (int64_t i = n - 1; i >= 0; --i) {
     const Windows& w = ws[i];
@@ -79,10 +80,10 @@ Gathered gather_windows(Builder& b, Value x, const std::vector<Windows>& ws) {
     g = b.reshape(g, split);
     Value raw = b.reshape(b.constant_i64(w.raw), {w.out, w.len});
     std::vector<int64_t> at{2 + 2 * i, 3 + 2 * i};
-    valid = b.op1("stablehlo.and",
-                  {valid, b.broadcast_in_dim(b.compare(Cmp::GE, raw, k64(b, 0, raw.shape())), full, at)}, valid.type);
+    valid = logical_and(b, valid, b.broadcast_in_dim(b.compare(Cmp::GE, raw, s64_splat(b, 0, raw.shape())), full, at));
     Value pos = b.reshape(b.constant_i64(clamped), {w.out, w.len});
-    flat = b.add(flat, b.broadcast_in_dim(b.mul(pos, k64(b, static_cast<double>(stride), pos.shape())), full, at));
+    flat =
+        b.add(flat, b.broadcast_in_dim(b.mul(pos, s64_splat(b, static_cast<double>(stride), pos.shape())), full, at));
     stride *= w.in;
   }
   return {g, valid, flat};
@@ -118,23 +119,22 @@ std::pair<Value, Value> window_max(Builder& b, Value x, const std::vector<Window
   Value i = b.select(g.valid, g.flat, b.broadcast_in_dim(none, full, {}));
   // A total order, so the reduction is order-free: NaN beats numbers (the
   // later NaN wins), larger values win, equal values keep the earlier index.
-  auto r = b.reduce_multi(
-      {v, i}, {lowest, none}, window_dims(static_cast<int64_t>(ws.size())),
-      [fl](Builder& r, const std::vector<Value>& a) {
-        Value av = a[0], ai = a[1], bv = a[2], bi = a[3];
-        Value greater = r.compare(Cmp::GT, bv, av);
-        Value tie = r.op1("stablehlo.and", {r.compare(Cmp::EQ, bv, av), r.compare(Cmp::LT, bi, ai)}, greater.type);
-        Value pick_b = r.op1("stablehlo.or", {greater, tie}, greater.type);
-        if (fl) {
-          Value an = r.compare(Cmp::NE, av, av), bn = r.compare(Cmp::NE, bv, bv);
-          Value both = r.op1("stablehlo.and", {an, bn}, an.type);
-          Value later = r.compare(Cmp::GT, bi, ai);
-          Value not_an = r.op1("stablehlo.not", {an}, an.type);
-          // both NaN: later index; only b NaN: b; only a NaN: a; else numbers.
-          pick_b = r.select(both, later, r.select(bn, bn, r.op1("stablehlo.and", {not_an, pick_b}, an.type)));
-        }
-        return std::vector<Value>{r.select(pick_b, bv, av), r.select(pick_b, bi, ai)};
-      });
+  auto r = b.reduce_multi({v, i}, {lowest, none}, window_dims(static_cast<int64_t>(ws.size())),
+                          [fl](Builder& r, const std::vector<Value>& a) {
+                            Value av = a[0], ai = a[1], bv = a[2], bi = a[3];
+                            Value greater = r.compare(Cmp::GT, bv, av);
+                            Value tie = logical_and(r, r.compare(Cmp::EQ, bv, av), r.compare(Cmp::LT, bi, ai));
+                            Value pick_b = logical_or(r, greater, tie);
+                            if (fl) {
+                              Value an = is_nan(r, av), bn = is_nan(r, bv);
+                              Value both = logical_and(r, an, bn);
+                              Value later = r.compare(Cmp::GT, bi, ai);
+                              Value not_an = logical_not(r, an);
+                              // both NaN: later index; only b NaN: b; only a NaN: a; else numbers.
+                              pick_b = r.select(both, later, r.select(bn, bn, logical_and(r, not_an, pick_b)));
+                            }
+                            return std::vector<Value>{r.select(pick_b, bv, av), r.select(pick_b, bi, ai)};
+                          });
   return {r[0], r[1]};
 }
 
@@ -163,10 +163,9 @@ Value window_avg_backward(Builder& b, Value grad, const std::vector<Windows>& ws
   Value valid = b.constant(DType::PRED, 1, full);
   for (int64_t i = 0; i < n; ++i) {
     Value raw = b.reshape(b.constant_i64(ws[i].raw), {ws[i].out, ws[i].len});
-    valid = b.op1(
-        "stablehlo.and",
-        {valid, b.broadcast_in_dim(b.compare(Cmp::GE, raw, k64(b, 0, raw.shape())), full, {2 + 2 * i, 3 + 2 * i})},
-        valid.type);
+    valid = logical_and(
+        b, valid,
+        b.broadcast_in_dim(b.compare(Cmp::GE, raw, s64_splat(b, 0, raw.shape())), full, {2 + 2 * i, 3 + 2 * i}));
   }
   Value r = b.select(valid, spread, b.constant(acc, 0, full));
   // Scatter the windows back, last spatial dim first.
@@ -194,7 +193,7 @@ Value plane_scatter_add(Builder& b, Value grad, Value idx, const Shape& in_spati
   out.insert(out.end(), in_spatial.begin(), in_spatial.end());
   if (rows * q == 0 || rows * p == 0) return b.constant(t, 0, out);
   Value local = b.convert(b.reshape(idx, {rows, p}), DType::S64);
-  Value plane = b.mul(b.iota(Type{DType::S64, {rows, p}}, 0), k64(b, static_cast<double>(q), {rows, p}));
+  Value plane = b.mul(b.iota(Type{DType::S64, {rows, p}}, 0), s64_splat(b, static_cast<double>(q), {rows, p}));
   Value global = b.reshape(b.add(local, plane), {rows * p, 1});
   Value base = b.constant(acc, 0, {rows * q});
   Value r = b.scatter(base, global, b.reshape(b.convert(grad, acc), {rows * p}), {}, {0}, {0}, 1, "add");

@@ -14,6 +14,7 @@
 #include "aten/structured.h"
 #include "aten/tensor.h"
 #include "engine/program.h"
+#include "ops/common/aten_common.h"
 #include "ops/random/random.h"
 
 namespace tpu {
@@ -83,11 +84,6 @@ DType param_dtype(const at::Tensor& self) {
 // Checks uniform_'s bounds for a complex self like PyTorch does for its
 // view_as_real, then fills both parts.
 void uniform_fill(const at::Tensor& self, double from, double to, const std::optional<at::Generator>& gen);
-
-void check_floating(const at::Tensor& self, const char* what) {
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "\"", what, "\" not implemented for '",
-              at::toString(self.scalar_type()), "'");
-}
 
 // ---- kernels plugged into PyTorch's distribution templates (which do the
 // argument checks). The template parameter is unused: we need no host RNG.

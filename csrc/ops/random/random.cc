@@ -3,6 +3,7 @@
 
 #include <cmath>
 
+#include "ops/common/lowering.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduction/reduction.h"
 
@@ -21,7 +22,7 @@ uint64_t mix64(uint64_t z) {
 }
 
 Value shift_right(Builder& b, Value x, int64_t n) {
-  return b.op1("stablehlo.shift_right_logical", {x, b.constant(x.dtype(), static_cast<double>(n), x.shape())}, x.type);
+  return b.op1(hlo::kShiftRightLogical, {x, b.constant(x.dtype(), static_cast<double>(n), x.shape())}, x.type);
 }
 
 // Floats of dtype c on the unit interval from raw bits (U32 or U64): the top
@@ -104,7 +105,7 @@ Value standard_normal(Builder& b, Value state, const Shape& shape, DType c) {
 Value complex_from_parts(Builder& b, Value parts) {
   Shape shape(parts.shape().begin() + 1, parts.shape().end());
   DType c = parts.dtype() == DType::F64 ? DType::C128 : DType::C64;
-  return b.op1("stablehlo.complex", {row(b, parts, 0, shape), row(b, parts, 1, shape)}, Type{c, shape});
+  return b.op1(hlo::kComplex, {row(b, parts, 0, shape), row(b, parts, 1, shape)}, Type{c, shape});
 }
 
 Value uniform(Builder& b, Value state, Value from, Value to, const Type& out) {

@@ -4,6 +4,7 @@
 #include <cmath>
 #include <limits>
 
+#include "ops/common/lowering.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace ops {
@@ -15,14 +16,9 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-Value cst(Builder& b, DType t, double v, const Shape& shape) { return b.constant(t, v, shape); }
-Value is_nan(Builder& b, Value x) { return b.compare(Cmp::NE, x, x); }
-Value logical_and(Builder& b, Value x, Value y) { return b.op1("stablehlo.and", {x, y}, x.type); }
-Value logical_or(Builder& b, Value x, Value y) { return b.op1("stablehlo.or", {x, y}, x.type); }
-Value logical_not(Builder& b, Value x) { return b.unary("not", x); }
 Value nonzero(Builder& b, Value x) {
   if (x.dtype() == DType::PRED) return x;
-  return b.compare(Cmp::NE, x, cst(b, x.dtype(), 0, x.shape()));
+  return b.compare(Cmp::NE, x, b.constant(x.dtype(), 0, x.shape()));
 }
 
 // x converted to `out` first (PyTorch rounds the input to the result dtype
@@ -53,11 +49,6 @@ Dims all_dims(int64_t rank) {
   for (int64_t i = 0; i < rank; ++i) d.push_back(i);
   return d;
 }
-
-// Half-precision math runs in f32 and rounds once at the end (PyTorch's opmath).
-bool is_half(DType t) { return t == DType::F16 || t == DType::BF16; }
-Value up(Builder& b, Value x) { return is_half(x.dtype()) ? b.convert(x, DType::F32) : x; }
-Value down(Builder& b, Value x, DType t) { return x.dtype() != t ? b.convert(x, t) : x; }
 
 }  // namespace
 
@@ -110,7 +101,7 @@ Value mean(Builder& b, Value x, const Dims& dims, bool keepdim, DType out) {
   Shape in = x.shape();
   Value v = to_acc(b, x, out);
   Value s = sum_acc(b, v, dims);
-  Value r = convert(b, b.div(s, cst(b, s.dtype(), static_cast<double>(count_of(in, dims)), s.shape())), out);
+  Value r = convert(b, b.div(s, b.constant(s.dtype(), static_cast<double>(count_of(in, dims)), s.shape())), out);
   return keepdim ? keep_dims(b, r, in, dims) : r;
 }
 
@@ -121,12 +112,12 @@ std::pair<Value, Value> var_mean(Builder& b, Value x, const Dims& dims, bool kee
   DType acc = v.dtype();
   double n = static_cast<double>(count_of(in, dims));
   Value s = sum_acc(b, v, dims);
-  Value m = b.div(s, cst(b, acc, n, s.shape()));
+  Value m = b.div(s, b.constant(acc, n, s.shape()));
   Value d = b.sub(v, expand_back(b, m, in, dims));
   Value ss = sum_acc(b, b.mul(d, d), dims);
   // dof = max(n - correction, 0), as PyTorch; dividing by 0 gives inf / nan.
   Value c = splat(b, b.convert(correction, acc), ss);
-  Value dof = b.max(b.sub(cst(b, acc, n, ss.shape()), c), cst(b, acc, 0, ss.shape()));
+  Value dof = b.max(b.sub(b.constant(acc, n, ss.shape()), c), b.constant(acc, 0, ss.shape()));
   Value var = b.div(ss, dof);
   if (take_sqrt) var = b.unary("sqrt", var);
   var = convert(b, var, out);
@@ -152,7 +143,7 @@ std::pair<Value, Value> arg_reduce(Builder& b, Value x, int64_t dim, bool keepdi
   if (shlo::is_float(v.dtype())) hit = logical_or(b, hit, is_nan(b, v));  // the max is NaN: the first NaN
   // Positions counted in 32 bits where they fit: half the bytes to select and reduce.
   const DType it = in[dim] < (int64_t{1} << 31) ? DType::S32 : DType::S64;
-  Value past = cst(b, it, static_cast<double>(in[dim]), in);
+  Value past = b.constant(it, static_cast<double>(in[dim]), in);
   Value inds = b.convert(reduce_plain(b, b.select(hit, b.iota(shlo::Type{it, in}, dim), past), {dim}, "minimum",
                                       static_cast<double>(in[dim])),
                          DType::S64);
@@ -169,8 +160,8 @@ Value logsumexp(Builder& b, Value x, const Dims& dims, bool keepdim, DType out) 
   Value v = to_acc(b, x, out);
   Value m = reduce_extreme(b, v, dims, true);
   // An infinite max (all -inf, or some +inf) would make x - max NaN.
-  Value inf = cst(b, v.dtype(), kInf, m.shape());
-  m = b.select(b.compare(Cmp::EQ, b.unary("abs", m), inf), cst(b, v.dtype(), 0, m.shape()), m);
+  Value inf = b.constant(v.dtype(), kInf, m.shape());
+  m = b.select(b.compare(Cmp::EQ, b.unary("abs", m), inf), b.constant(v.dtype(), 0, m.shape()), m);
   Value s = sum_acc(b, b.unary("exponential", b.sub(v, expand_back(b, m, in, dims))), dims);
   Value r = convert(b, b.add(b.unary("log", s), m), out);
   return keepdim ? keep_dims(b, r, in, dims) : r;
@@ -201,7 +192,7 @@ Value vector_norm(Builder& b, Value x, NormOrd ord, Value p, const Dims& dims, b
     case NormOrd::General: {
       Value pa = splat(b, b.convert(p, acc), a);
       Value s = sum_acc(b, b.binary("power", a, pa), dims);
-      Value inv = b.div(cst(b, acc, 1, s.shape()), splat(b, b.convert(p, acc), s));
+      Value inv = b.div(b.constant(acc, 1, s.shape()), splat(b, b.convert(p, acc), s));
       r = b.binary("power", s, inv);
       break;
     }
@@ -215,7 +206,7 @@ Value count_nonzero(Builder& b, Value x, const Dims& dims) {
 }
 
 Value nansum(Builder& b, Value x, const Dims& dims, bool keepdim, DType out) {
-  if (shlo::is_float(x.dtype())) x = b.select(is_nan(b, x), cst(b, x.dtype(), 0, x.shape()), x);
+  if (shlo::is_float(x.dtype())) x = b.select(is_nan(b, x), b.constant(x.dtype(), 0, x.shape()), x);
   return reduce(b, x, Reduce::Sum, dims, keepdim, out);
 }
 
@@ -227,7 +218,7 @@ Value all_equal(Builder& b, Value x, Value y) {
 Value trace(Builder& b, Value x, DType out) {
   shlo::Type it{DType::S64, x.shape()};
   Value diag = b.compare(Cmp::EQ, b.iota(it, 0), b.iota(it, 1));
-  return reduce(b, b.select(diag, x, cst(b, x.dtype(), 0, x.shape())), Reduce::Sum, {0, 1}, false, out);
+  return reduce(b, b.select(diag, x, b.constant(x.dtype(), 0, x.shape())), Reduce::Sum, {0, 1}, false, out);
 }
 
 Value renorm(Builder& b, Value x, Value p, int64_t dim, Value maxnorm, NormOrd ord) {
@@ -237,12 +228,13 @@ Value renorm(Builder& b, Value x, Value p, int64_t dim, Value maxnorm, NormOrd o
     if (d != dim) dims.push_back(d);
   Value norm = vector_norm(b, x, ord, p, dims, true, acc);
   Value mx = b.broadcast_in_dim(b.convert(maxnorm, acc), norm.shape(), {});
-  Value factor = b.select(b.compare(Cmp::GT, norm, mx), b.div(mx, b.add(norm, cst(b, acc, 1e-7, norm.shape()))),
-                          cst(b, acc, 1, norm.shape()));
+  Value factor = b.select(b.compare(Cmp::GT, norm, mx), b.div(mx, b.add(norm, b.constant(acc, 1e-7, norm.shape()))),
+                          b.constant(acc, 1, norm.shape()));
   // PyTorch keeps the factor in x's dtype before multiplying.
-  factor = up(b, b.convert(factor, t));
-  Value r = b.mul(up(b, x), b.broadcast_in_dim(b.reshape(factor, {x.shape()[dim]}), up(b, x).shape(), {dim}));
-  return down(b, r, t);
+  factor = to_opmath(b, b.convert(factor, t));
+  Value r =
+      b.mul(to_opmath(b, x), b.broadcast_in_dim(b.reshape(factor, {x.shape()[dim]}), to_opmath(b, x).shape(), {dim}));
+  return b.convert(r, t);
 }
 
 }  // namespace ops

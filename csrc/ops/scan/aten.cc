@@ -8,6 +8,7 @@
 #include <ATen/ops/cumsum_meta.h>
 
 #include "aten/library.h"
+#include "ops/common/aten_common.h"
 #include "ops/scan/scan.h"
 
 namespace tpu {
@@ -55,10 +56,7 @@ at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::S
   return out_variant<at::meta::structured_cumprod>(out, Cumprod{}, self, dim, dtype);
 }
 
-void check_logcumsumexp(const at::Tensor& self) {
-  TORCH_CHECK(at::isFloatingType(self.scalar_type()), "\"logcumsumexp_tpu\" not implemented for '", self.scalar_type(),
-              "'");
-}
+void check_logcumsumexp(const at::Tensor& self) { check_floating(self, "logcumsumexp_tpu"); }
 at::Tensor _logcumsumexp(const at::Tensor& self, int64_t dim) {
   check_logcumsumexp(self);
   at::Tensor out = empty(self.sizes(), self.scalar_type(), self.device());

@@ -6,6 +6,7 @@
 #include <limits>
 #include <stdexcept>
 
+#include "ops/common/lowering.h"
 #include "ops/elementwise/elementwise.h"
 #include "ops/reduction/reduction.h"
 
@@ -18,11 +19,6 @@ using shlo::Type;
 namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
-
-Value is_nan(Builder& b, Value x) { return b.compare(Cmp::NE, x, x); }
-Value logical_and(Builder& b, Value x, Value y) { return b.op1("stablehlo.and", {x, y}, x.type); }
-Value logical_or(Builder& b, Value x, Value y) { return b.op1("stablehlo.or", {x, y}, x.type); }
-Value logical_not(Builder& b, Value x) { return b.op1("stablehlo.not", {x}, x.type); }
 
 Value combine(Builder& b, Scan kind, Value x, Value y) {
   switch (kind) {

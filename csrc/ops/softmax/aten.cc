@@ -7,6 +7,7 @@
 #include <ATen/ops/_softmax_meta.h>
 
 #include "aten/library.h"
+#include "ops/common/aten_common.h"
 #include "ops/softmax/softmax.h"
 
 namespace tpu {
@@ -15,10 +16,6 @@ namespace {
 
 using shlo::Builder;
 using Vals = std::vector<shlo::Value>;
-
-void check_floating(const at::Tensor& t, const char* name) {
-  TORCH_CHECK(at::isFloatingType(t.scalar_type()), "\"", name, "\" not implemented for '", t.scalar_type(), "'");
-}
 
 template <bool Log>
 struct Softmax {

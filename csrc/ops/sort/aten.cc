@@ -1,18 +1,21 @@
 // Sorting and selection: sort, topk, kthvalue, median, nanmedian, unique
-// (_unique2) and unique_consecutive. The index outputs are in range by
+// (_unique2), unique_consecutive, and nonzero / nonzero_static (the nonzero
+// elements' positions sorted ahead of the rest). The index outputs are in range by
 // construction and marked so (aten_bounds.h): ops indexing with them never
 // check them. unique's size depends on the data: one count is read back
 // from the device. The lowerings are sort.h.
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
+#include <ATen/native/Resize.h>
 #include <ATen/ops/sort_meta.h>
 #include <ATen/ops/topk_meta.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "aten/library.h"
+#include "ops/common/aten_common.h"
 #include "ops/elementwise/elementwise.h"
-#include "ops/indexing/aten_bounds.h"
 #include "ops/sort/sort.h"
 
 namespace tpu {
@@ -266,6 +269,42 @@ std::tuple<at::Tensor, at::Tensor, at::Tensor> unique_consecutive(const at::Tens
   return unique_common(self, false, return_inverse, return_counts, dim);
 }
 
+// ---- nonzero
+
+at::Tensor& nonzero_out(const at::Tensor& self, at::Tensor& out) {
+  TORCH_CHECK(out.scalar_type() == at::kLong,
+              "nonzero: Expected out tensor to have scalar type Long but got scalar type", out.scalar_type());
+  int64_t count = self.numel() > 0 ? fetch_count_true(read(self)) : 0;
+  at::native::resize_output(out, {count, self.dim()});
+  if (out.numel() == 0) return out;
+  write_all(
+      {out}, "nonzero", {read(self)},
+      [](Builder& b, const Vals& in, int64_t count) { return Vals{ops::nonzero(b, in[0], count)}; }, count);
+  int64_t largest = 1;
+  for (int64_t d : self.sizes()) largest = std::max(largest, d);
+  trust_indices(out, largest);
+  return out;
+}
+at::Tensor nonzero(const at::Tensor& self) {
+  at::Tensor out = empty({0}, at::kLong, self.device());
+  return nonzero_out(self, out);
+}
+
+at::Tensor& nonzero_static_out(const at::Tensor& self, c10::SymInt size_, int64_t fill_value, at::Tensor& out) {
+  int64_t size = size_.expect_int();
+  TORCH_CHECK(size >= 0, "nonzero_static: 'size' must be an non-negative integer");
+  resize_out(out, {size, self.dim()}, at::kLong, "nonzero_static");
+  if (out.numel() == 0) return out;
+  write_all(
+      {out}, "nonzero_static", {read(self), engine::scalar_i64(fill_value)},
+      [](Builder& b, const Vals& in, int64_t size) { return Vals{ops::nonzero_static(b, in[0], size, in[1])}; }, size);
+  return out;
+}
+at::Tensor nonzero_static(const at::Tensor& self, c10::SymInt size, int64_t fill_value) {
+  at::Tensor out = empty({0}, at::kLong, self.device());
+  return nonzero_static_out(self, size, fill_value, out);
+}
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
@@ -275,6 +314,10 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("kthvalue.values", &kthvalue_values);
   m.impl("median", &median);
   m.impl("median.dim_values", &median_dim_values);
+  m.impl("nonzero", &nonzero);
+  m.impl("nonzero.out", &nonzero_out);
+  m.impl("nonzero_static", &nonzero_static);
+  m.impl("nonzero_static.out", &nonzero_static_out);
   m.impl("nanmedian", &nanmedian);
   m.impl("nanmedian.dim_values", &nanmedian_dim_values);
   m.impl("sort.stable", &sort_stable);

@@ -10,7 +10,7 @@
 
 #include "aten/library.h"
 #include "engine/checks.h"
-#include "ops/indexing/aten_bounds.h"
+#include "ops/common/aten_common.h"
 #include "ops/indexing/indexing.h"
 #include "ops/sort/histc.h"
 #include "ops/sort/membership.h"

@@ -1,6 +1,8 @@
 // Lowering of torch.histc (see histc.h).
 #include "ops/sort/histc.h"
 
+#include "ops/common/lowering.h"
+
 namespace ops {
 
 using shlo::Builder;
@@ -24,8 +26,7 @@ Value histc(Builder& b, Value x, Value lo, Value hi, int64_t bins, bool auto_ran
   }
   shlo::Shape s{n};
   Value los = b.broadcast_in_dim(lo, s, {}), his = b.broadcast_in_dim(hi, s, {});
-  Value in = b.op1("stablehlo.and", {b.compare(shlo::Cmp::GE, flat, los), b.compare(shlo::Cmp::LE, flat, his)},
-                   shlo::Type{DType::PRED, s});
+  Value in = logical_and(b, b.compare(shlo::Cmp::GE, flat, los), b.compare(shlo::Cmp::LE, flat, his));
   // Integer inputs compute the bin in int64 like CUDA's histc (the CPU has none).
   DType ct = shlo::is_float(dt) ? dt : DType::S64;
   Value xs = b.convert(flat, ct), l = b.convert(los, ct), h = b.convert(his, ct);
@@ -43,7 +44,7 @@ Value range_bits(Builder& b, Value x) {
   int64_t n = shlo::numel(x.shape());
   Value flat = b.reshape(x, {n});
   // NaN is looked for apart from min / max, whatever their NaN rules.
-  Value nan = b.reduce(b.compare(shlo::Cmp::NE, flat, flat), b.constant(DType::PRED, 0), {0}, "or");
+  Value nan = b.reduce(is_nan(b, flat), b.constant(DType::PRED, 0), {0}, "or");
   auto bits = [&](Value v) {
     if (dt == DType::F64) return b.reshape(b.bitcast_convert(v, shlo::Type{DType::S64, {}}), {1});
     Value i = b.bitcast_convert(b.convert(v, DType::F32), shlo::Type{DType::S32, {}});

@@ -1,5 +1,7 @@
 #include "ops/sort/membership.h"
 
+#include "ops/common/lowering.h"
+
 namespace ops {
 
 shlo::Value isin(shlo::Builder& b, shlo::Value x, shlo::Value test, bool invert) {
@@ -11,7 +13,7 @@ shlo::Value isin(shlo::Builder& b, shlo::Value x, shlo::Value test, bool invert)
   shlo::Value ts = b.broadcast_in_dim(b.reshape(test, {m}), {n, m}, {1});
   shlo::Value eq = b.compare(shlo::Cmp::EQ, xs, ts);
   shlo::Value any = b.reduce(eq, b.constant(shlo::DType::PRED, 0), {1}, "or");
-  if (invert) any = b.op1("stablehlo.not", {any}, any.type);
+  if (invert) any = logical_not(b, any);
   return b.reshape(any, x.shape());
 }
 

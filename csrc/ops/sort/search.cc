@@ -4,6 +4,8 @@
 #include <numeric>
 #include <vector>
 
+#include "ops/common/lowering.h"
+
 namespace ops {
 
 using shlo::Builder;
@@ -29,7 +31,7 @@ Value search_sorted(Builder& b, Value boundaries, Value values, bool right, DTyp
   }
   Value bd = b.broadcast_in_dim(boundaries, cs, bdims);
   Value at_or_after = b.compare(right ? Cmp::GT : Cmp::GE, bd, v);
-  Value before = b.op1("stablehlo.not", {at_or_after}, at_or_after.type);
+  Value before = logical_not(b, at_or_after);
   return b.reduce(b.convert(before, out), b.zero(out), {r}, "add");
 }
 

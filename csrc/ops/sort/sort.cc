@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <tuple>
 
+#include "ops/common/lowering.h"
 #include "ops/indexing/indexing.h"
 
 namespace ops {
@@ -13,17 +14,11 @@ using shlo::Type;
 
 namespace {
 
-Value isnan(Builder& b, Value x) { return b.compare(shlo::Cmp::NE, x, x); }
-Value logical(Builder& b, const char* op, Value x, Value y) {
-  return b.op1(std::string("stablehlo.") + op, {x, y}, x.type);
-}
-Value logical_not(Builder& b, Value x) { return b.op1("stablehlo.not", {x}, x.type); }
-
 // a < b where NaN is larger than every number (and equal to itself).
 Value less(Builder& b, Value a, Value c) {
   Value lt = b.compare(shlo::Cmp::LT, a, c);
   if (!shlo::is_float(a.dtype())) return lt;
-  return logical(b, "or", lt, logical(b, "and", isnan(b, c), logical_not(b, isnan(b, a))));
+  return logical_or(b, lt, logical_and(b, is_nan(b, c), logical_not(b, is_nan(b, a))));
 }
 
 // Stable sort of (keys, iota) along dim; returns (sorted keys, permutation).
@@ -105,7 +100,7 @@ std::pair<Value, Value> median(Builder& b, Value x, int64_t dim, bool ignore_nan
   Value pos = b.constant(it, static_cast<double>((n - 1) / 2), ks);
   if (shlo::is_float(x.dtype())) {
     // NaNs sort last, in their original order.
-    Value nans = b.reshape(b.reduce(b.convert(isnan(b, x), it), b.zero(it), {dim}, "add"), ks);
+    Value nans = b.reshape(b.reduce(b.convert(is_nan(b, x), it), b.zero(it), {dim}, "add"), ks);
     Value nv = b.constant(it, static_cast<double>(n), ks);
     if (ignore_nan) {
       // (valid - 1) / 2 truncates to 0 when every value is NaN.
@@ -186,26 +181,6 @@ std::vector<Value> unique(Builder& b, Value x, int64_t count, bool sorted) {
   Value inverse = index_scatter(b, b.constant(DType::S64, 0, {N}), 0, g.perm, b.convert(group, DType::S64),
                                 Combine::Replace, false);
   return {values, inverse, counts};
-}
-
-Value min_and_sum(Builder& b, Value x) {
-  int64_t N = shlo::numel(x.shape());
-  Value flat = b.convert(b.reshape(x, {N}), DType::S64);
-  Value mn = b.reduce(flat, b.highest(DType::S64), {0}, "minimum");
-  Value sum = b.reduce(flat, b.zero(DType::S64), {0}, "add");
-  return b.concatenate({b.reshape(mn, {1}), b.reshape(sum, {1})}, 0);
-}
-
-Value repeat_interleave_indices(Builder& b, Value repeats, int64_t total) {
-  int64_t n = shlo::numel(repeats.shape());
-  if (total == 0 || n == 0) return b.constant(DType::S64, 0, {total});
-  DType it = index_type(std::max(n, total) + 1);
-  // Group i ends at prefix[i]; counting the group ends at or before each
-  // output position gives the group it belongs to.
-  Value ends = prefix_sum(b, b.convert(b.reshape(repeats, {n}), it));
-  Value marks = index_scatter(b, b.constant(it, 0, {total + 1}), 0, ends, b.constant(it, 1, {n}), Combine::Add, false);
-  Value idx = prefix_sum(b, b.slice(marks, {0}, {total}, {1}));
-  return b.convert(idx, DType::S64);
 }
 
 }  // namespace ops

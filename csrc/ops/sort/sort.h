@@ -37,9 +37,4 @@ Value unique_count(Builder& b, Value x, bool sorted);
 // counts [count] s64.
 std::vector<Value> unique(Builder& b, Value x, int64_t count, bool sorted);
 
-// [min, sum] of an integer value as s64[2] (repeat_interleave's checks and size).
-Value min_and_sum(Builder& b, Value x);
-// repeat_interleave(repeats): i repeated repeats[i] times, `total` in all.
-Value repeat_interleave_indices(Builder& b, Value repeats, int64_t total);
-
 }  // namespace ops

@@ -4,6 +4,8 @@
 #include <numeric>
 #include <stdexcept>
 
+#include "ops/common/lowering.h"
+
 namespace ops {
 
 namespace {
@@ -91,8 +93,8 @@ Value reinterpret_flat(Builder& b, Value flat, shlo::DType to) {
   if (shlo::is_complex(from)) {
     shlo::DType part = from == shlo::DType::C64 ? shlo::DType::F32 : shlo::DType::F64;
     int64_t n = flat.shape()[0];
-    Value re = b.reshape(b.op1("stablehlo.real", {flat}, shlo::Type{part, {n}}), {n, 1});
-    Value im = b.reshape(b.op1("stablehlo.imag", {flat}, shlo::Type{part, {n}}), {n, 1});
+    Value re = b.reshape(b.op1(hlo::kReal, {flat}, shlo::Type{part, {n}}), {n, 1});
+    Value im = b.reshape(b.op1(hlo::kImag, {flat}, shlo::Type{part, {n}}), {n, 1});
     return reinterpret_flat(b, b.reshape(b.concatenate({re, im}, 1), {2 * n}), to);
   }
   if (shlo::is_complex(to)) {
@@ -103,7 +105,7 @@ Value reinterpret_flat(Builder& b, Value flat, shlo::DType to) {
     Value pairs = b.reshape(f, {m, 2});
     Value re = b.reshape(b.slice(pairs, {0, 0}, {m, 1}, {1, 1}), {m});
     Value im = b.reshape(b.slice(pairs, {0, 1}, {m, 2}, {1, 1}), {m});
-    return b.op1("stablehlo.complex", {re, im}, shlo::Type{to, {m}});
+    return b.op1(hlo::kComplex, {re, im}, shlo::Type{to, {m}});
   }
   if (from == shlo::DType::PRED) return reinterpret_flat(b, b.convert(flat, shlo::DType::U8), to);
   if (to == shlo::DType::PRED) {

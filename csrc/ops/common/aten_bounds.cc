@@ -5,8 +5,6 @@
 // debug mode); a passed check is remembered per storage value, and index
 // outputs of our own ops (sort, topk, nonzero, unique's inverse...) are known
 // in range and never checked.
-#include "ops/indexing/aten_bounds.h"
-
 #include <ATen/native/Resize.h>
 
 #include <mutex>
@@ -15,7 +13,8 @@
 
 #include "aten/errors.h"
 #include "engine/checks.h"
-#include "ops/indexing/indexing.h"
+#include "ops/common/aten_common.h"
+#include "ops/common/lowering.h"
 
 namespace tpu {
 

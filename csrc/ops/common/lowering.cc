@@ -1,0 +1,43 @@
+// Shared lowering primitives: see lowering.h.
+#include "ops/common/lowering.h"
+
+#include <vector>
+
+namespace ops {
+
+using shlo::Builder;
+using shlo::Value;
+
+Value logical_and(Builder& b, Value x, Value y) { return b.op1(hlo::kAnd, {x, y}, x.type); }
+Value logical_or(Builder& b, Value x, Value y) { return b.op1(hlo::kOr, {x, y}, x.type); }
+Value logical_xor(Builder& b, Value x, Value y) { return b.op1(hlo::kXor, {x, y}, x.type); }
+Value logical_not(Builder& b, Value x) { return b.op1(hlo::kNot, {x}, x.type); }
+
+Value constant_like(Builder& b, double v, const Value& like) { return b.constant(like.dtype(), v, like.shape()); }
+Value compare_to(Builder& b, shlo::Cmp dir, Value x, Value y) { return b.compare(dir, x, y); }
+Value compare_to(Builder& b, shlo::Cmp dir, Value x, double v) { return b.compare(dir, x, constant_like(b, v, x)); }
+Value is_nan(Builder& b, Value x) { return b.compare(shlo::Cmp::NE, x, x); }
+
+Value index_bounds(Builder& b, Value idx) {
+  Value flat = b.convert(b.reshape(idx, {shlo::numel(idx.shape())}), shlo::DType::S64);
+  Value mn = b.reduce(flat, b.highest(shlo::DType::S64), {0}, "minimum");
+  Value mx = b.reduce(flat, b.lowest(shlo::DType::S64), {0}, "maximum");
+  return b.concatenate({b.reshape(mn, {1}), b.reshape(mx, {1})}, 0);
+}
+
+Value count_true(Builder& b, Value x) {
+  std::vector<int64_t> all_dims;
+  for (int64_t d = 0; d < x.rank(); ++d) all_dims.push_back(d);
+  Value nz = b.compare(shlo::Cmp::NE, x, b.constant(x.dtype(), 0, x.shape()));
+  return b.reduce(b.convert(nz, shlo::DType::S64), b.zero(shlo::DType::S64), all_dims, "add");
+}
+
+ReduceKind reduce_kind(std::string_view name) {
+  if (name == "prod") return ReduceKind::Prod;
+  if (name == "mean") return ReduceKind::Mean;
+  if (name == "amax") return ReduceKind::Amax;
+  if (name == "amin") return ReduceKind::Amin;
+  return ReduceKind::Sum;
+}
+
+}  // namespace ops

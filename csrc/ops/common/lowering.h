@@ -1,0 +1,72 @@
+// Lowering primitives every op family shares: the StableHLO ops the builder
+// has no method for, logical ops, constants shaped like a value, and the
+// reduction kinds of PyTorch's scatter_reduce / index_reduce. No torch here
+// (the ATen side's shared checks are in aten_common.h beside this file).
+#pragma once
+
+#include <string_view>
+
+#include "shlo/builder.h"
+
+namespace ops {
+
+// StableHLO op names for Builder::op / op1 (the builder's own methods cover
+// the rest).
+namespace hlo {
+inline constexpr char kAbs[] = "stablehlo.abs";
+inline constexpr char kAdd[] = "stablehlo.add";
+inline constexpr char kAllGather[] = "stablehlo.all_gather";
+inline constexpr char kAllReduce[] = "stablehlo.all_reduce";
+inline constexpr char kAllToAll[] = "stablehlo.all_to_all";
+inline constexpr char kAnd[] = "stablehlo.and";
+inline constexpr char kComplex[] = "stablehlo.complex";
+inline constexpr char kConvolution[] = "stablehlo.convolution";
+inline constexpr char kDivide[] = "stablehlo.divide";
+inline constexpr char kDotGeneral[] = "stablehlo.dot_general";
+inline constexpr char kFft[] = "stablehlo.fft";
+inline constexpr char kImag[] = "stablehlo.imag";
+inline constexpr char kIsFinite[] = "stablehlo.is_finite";
+inline constexpr char kMaximum[] = "stablehlo.maximum";
+inline constexpr char kMinimum[] = "stablehlo.minimum";
+inline constexpr char kMultiply[] = "stablehlo.multiply";
+inline constexpr char kNot[] = "stablehlo.not";
+inline constexpr char kOr[] = "stablehlo.or";
+inline constexpr char kPower[] = "stablehlo.power";
+inline constexpr char kReal[] = "stablehlo.real";
+inline constexpr char kReducePrecision[] = "stablehlo.reduce_precision";
+inline constexpr char kReduceScatter[] = "stablehlo.reduce_scatter";
+inline constexpr char kRemainder[] = "stablehlo.remainder";
+inline constexpr char kShiftRightLogical[] = "stablehlo.shift_right_logical";
+inline constexpr char kWhile[] = "stablehlo.while";
+inline constexpr char kXor[] = "stablehlo.xor";
+}  // namespace hlo
+
+// ---- logical ops (PRED operands; bitwise on integers), result typed as x.
+shlo::Value logical_and(shlo::Builder& b, shlo::Value x, shlo::Value y);
+shlo::Value logical_or(shlo::Builder& b, shlo::Value x, shlo::Value y);
+shlo::Value logical_xor(shlo::Builder& b, shlo::Value x, shlo::Value y);
+shlo::Value logical_not(shlo::Builder& b, shlo::Value x);
+
+// ---- constants
+// v in like's dtype, splat to like's shape.
+shlo::Value constant_like(shlo::Builder& b, double v, const shlo::Value& like);
+// x <dir> y (same shapes and dtypes; no NaN or complex rules), and x <dir> v
+// for v a constant in x's dtype.
+shlo::Value compare_to(shlo::Builder& b, shlo::Cmp dir, shlo::Value x, shlo::Value y);
+shlo::Value compare_to(shlo::Builder& b, shlo::Cmp dir, shlo::Value x, double v);
+// Elementwise x != x.
+shlo::Value is_nan(shlo::Builder& b, shlo::Value x);
+
+// ---- summaries of index values (read back or checked on the host)
+// [min, max] of an integer value as s64[2] (bounds check of device indices).
+shlo::Value index_bounds(shlo::Builder& b, shlo::Value idx);
+// The number of nonzero elements of x as a 0-d s64.
+shlo::Value count_true(shlo::Builder& b, shlo::Value x);
+
+// ---- the reductions of scatter_reduce / index_reduce
+enum class ReduceKind { Sum, Prod, Mean, Amax, Amin };
+// PyTorch's name of a reduction ("sum", "prod", "mean", "amax", "amin");
+// any other name is Sum.
+ReduceKind reduce_kind(std::string_view name);
+
+}  // namespace ops
