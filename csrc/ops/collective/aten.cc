@@ -4,7 +4,6 @@
 
 #include "aten/errors.h"
 #include "aten/tensor.h"
-#include "engine/launch.h"
 
 namespace tpu {
 

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/graph.h"
+#include "engine/launch.h"
 #include "ops/collective/collective.h"
 
 namespace tpu {
