@@ -14,11 +14,21 @@ from setuptools.command.build_ext import build_ext
 ROOT = Path(__file__).resolve().parent
 
 
+# The torch releases this source builds against: csrc/aten/torch_compat.h
+# bridges their C++ differences, python/torch_pjrt/_torch_compat.py their
+# Python ones. A wheel is built against one of them and requires it.
+SUPPORTED_TORCH = ("2.11", "2.12", "2.13", "2.14")
+
+
 def torch_release():
     """The installed torch's major.minor, read without importing torch (an
     import would autoload an installed torch_pjrt)."""
     from importlib.metadata import version
-    return ".".join(version("torch").split("+")[0].split(".")[:2])
+    release = ".".join(version("torch").split("+")[0].split(".")[:2])
+    if release not in SUPPORTED_TORCH:
+        raise SystemExit(f"torch_pjrt builds against torch {', '.join(SUPPORTED_TORCH)}; the installed torch is "
+                         f"{version('torch')}: install one of those first (pip install 'torch=={SUPPORTED_TORCH[-1]}.*')")
+    return release
 
 
 class CMakeExtension(Extension):
@@ -37,9 +47,12 @@ class CMakeBuild(build_ext):
         jobs = os.environ.get("CMAKE_BUILD_PARALLEL_LEVEL", str(os.cpu_count() or 2))
         subprocess.check_call(["cmake", "--build", ".", "-j", jobs], cwd=build_dir)
         built = [next(build_dir.glob("_C*.so")), build_dir / "_build_info.py"]
-        # Keep an in-tree copy so tests can also run from the source tree.
-        for dest_dir in {Path(self.get_ext_fullpath(ext.name)).resolve().parent,
-                         (ROOT / "python" / "torch_pjrt").resolve()}:
+        # Keep an in-tree copy so tests can also run from the source tree,
+        # unless this build has a folder of its own (another torch release).
+        dests = {Path(self.get_ext_fullpath(ext.name)).resolve().parent}
+        if "TORCH_PJRT_BUILD_DIR" not in os.environ:
+            dests.add((ROOT / "python" / "torch_pjrt").resolve())
+        for dest_dir in dests:
             dest_dir.mkdir(parents=True, exist_ok=True)
             for src in built:
                 dest = dest_dir / src.name

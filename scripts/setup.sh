@@ -26,7 +26,7 @@ if [ ! -x .venv/bin/python ]; then
   "$PY" -m venv .venv
 fi
 echo "== installing Python dependencies"
-.venv/bin/pip install -q --disable-pip-version-check torch==2.13.0 xla-cpu-pjrt numpy transformers==5.25.0 kernels==0.19.1 accelerate diffusers safetensors pytest expecttest matplotlib \
+.venv/bin/pip install -q --disable-pip-version-check torch==2.13.0 xla-cpu-pjrt numpy transformers==5.25.0 kernels==0.19.1 accelerate==1.16.0 diffusers safetensors pytest expecttest matplotlib \
   jax==0.10.2 jaxlib==0.10.2 clang-format==23.1.5 2>&1 \
   | grep -v "is ignored: it is neither a file nor a directory" || true
 echo "== building torch_pjrt"

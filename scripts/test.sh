@@ -3,7 +3,10 @@
 # (C++ GoogleTest for the core, pytest for everything seen from Python, in
 # each eager mode; TORCH_PJRT_TEST_MODES="strict" runs just one). The first
 # pass tests the package as users install it: the wheel, in a fresh venv
-# outside the tree; the others test the developer's editable install.
+# outside the tree; the others test the developer's editable install. Then
+# the same package built against the other torch releases in
+# TORCH_PJRT_TEST_TORCH (default 2.14.1; empty skips it), each in a venv of
+# its own (scripts/other_torch.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -48,6 +51,12 @@ for i in "${!pids[@]}"; do
   wait "${pids[$i]}" || rc=$?
   echo "== Python tests, eager mode: $mode (exit status $rc)"
   cat "$logs/$mode.log"
+  [ "$rc" = 0 ] || status=$rc
+done
+for version in ${TORCH_PJRT_TEST_TORCH-2.14.1}; do
+  rc=0
+  bash scripts/other_torch.sh "$version" "$@" || rc=$?
+  echo "== torch $version: exit status $rc"
   [ "$rc" = 0 ] || status=$rc
 done
 exit "$status"

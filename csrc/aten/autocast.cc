@@ -2,6 +2,8 @@
 // AutocastPrivateUse1 key with the op lists and cast policies CUDA uses, so
 // mixed precision on the tpu behaves exactly like it does on a GPU.
 #include <ATen/autocast_mode.h>
+
+#include "aten/torch_compat.h"
 #include <torch/library.h>
 
 namespace tpu {
@@ -9,6 +11,9 @@ namespace tpu {
 namespace {
 
 // The KERNEL_* macros name these types unqualified.
+#if TPU_HAS_DIMNAMES
+using at::DimnameList;
+#endif
 using at::IntArrayRef;
 using at::Scalar;
 using at::ScalarType;

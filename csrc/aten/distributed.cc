@@ -42,6 +42,7 @@
 #include "aten/device_transport.h"
 #include "aten/errors.h"
 #include "aten/tensor.h"
+#include "aten/torch_compat.h"
 #include "engine/graph.h"
 #include "engine/launch.h"
 #include "engine/reads.h"
@@ -386,9 +387,9 @@ class TpuDistBackend : public c10d::Backend {
                                                            const c10d::ReduceScatterOptions& opts) override {
     if (auto c = reducing(ops::Collective::ReduceScatter, opts.reduceOp, inputs))
       if (on_device(outputs) && sizes_times(inputs, outputs, getSize()))
-        return device_collective(OpType::REDUCE_SCATTER_TENSOR_COALESCED, *c, inputs, outputs);
+        return device_collective(TPU_OPTYPE_REDUCE_SCATTER_COALESCED, *c, inputs, outputs);
     return run(
-        OpType::REDUCE_SCATTER_TENSOR_COALESCED,
+        TPU_OPTYPE_REDUCE_SCATTER_COALESCED,
         [&](Staging& s) {
           auto ho = s.out(outputs);
           auto hi = s.in(inputs);

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "aten/tensor.h"
+#include "aten/torch_compat.h"
 
 namespace tpu {
 
@@ -22,11 +23,11 @@ struct Structured final : Meta {
   }
 
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                          at::TensorOptions options) override {
+                          at::TensorOptions options TPU_OUTPUT_NAMES_PARAM) override {
     set(i, sizes, strides, options);
   }
   void set_output_raw_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
-                              at::TensorOptions options) override {
+                              at::TensorOptions options TPU_OUTPUT_NAMES_PARAM) override {
     set(i, sizes, strides, options);
   }
   const at::Tensor& maybe_get_output(int64_t i) override { return outs[i]; }
@@ -51,7 +52,7 @@ struct Structured final : Meta {
       if (at::native::resize_output(out, sizes) && !strides.empty()) out.as_strided_(sizes, strides);
     }
     if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>)
-      at::TensorIteratorBase::set_output_raw_strided(i, sizes, strides, options);
+      at::TensorIteratorBase::set_output_raw_strided(i, sizes, strides, options TPU_NO_OUTPUT_NAMES);
   }
   bool inplace_;
 };

@@ -33,6 +33,8 @@ const std::vector<Var>& all() {
       {"TORCH_PJRT_TEST_REQUIRE", "unset", "tests: packages whose absence fails the run instead of skipping"},
       {"TORCH_PJRT_TEST_INSTALLED", "unset",
        "tests: the suite checks an installed torch_pjrt (a wheel), and fails if it imported the source tree's"},
+      {"TORCH_PJRT_TEST_TORCH", "2.14.1",
+       "tests: other torch releases `scripts/test.sh` builds and tests against after its passes (empty: none)"},
       {"TORCH_PJRT_TEST_MODES", "strict fused debug", "tests: the eager modes `scripts/test.sh` runs"},
       {"TORCH_PJRT_CONFORMANCE_OUT", "unset", "tests: where the conformance tests leave their reports"},
       {"TORCH_PJRT_CONFORMANCE_FAULTS", "unset",

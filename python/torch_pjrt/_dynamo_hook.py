@@ -20,7 +20,7 @@ them in):
 """
 import importlib.metadata
 
-from ._on_import import when_imported
+from ._on_import import TORCH_RELEASES, when_imported
 
 _NO_INDUCTOR = ("torch.compile's default backend (inductor) cannot generate code for the tpu device; "
                 "use torch.compile(model, backend=\"tpu\"), which runs each captured graph on the tpu as one program")
@@ -118,7 +118,7 @@ def _default_backend(compile_fx_module):
     compile_fx_module.compile_fx = compile_fx
 
 
-when_imported("torch._dynamo.backends.registry", _dynamo_registry, "torch>=2.13,<2.14")
-when_imported("torch._subclasses.fake_impls", _grouped_mm_fake, "torch>=2.13,<2.14")
-when_imported("torch._inductor.codegen.common", _inductor_codegen, "torch>=2.13,<2.14")
-when_imported("torch._inductor.compile_fx", _default_backend, "torch>=2.13,<2.14")
+when_imported("torch._dynamo.backends.registry", _dynamo_registry, TORCH_RELEASES)
+when_imported("torch._subclasses.fake_impls", _grouped_mm_fake, TORCH_RELEASES)
+when_imported("torch._inductor.codegen.common", _inductor_codegen, TORCH_RELEASES)
+when_imported("torch._inductor.compile_fx", _default_backend, TORCH_RELEASES)

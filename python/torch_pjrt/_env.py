@@ -34,7 +34,9 @@ FOREIGN = {
     "ACCELERATE_BYPASS_DEVICE_MAP": ("unset", "foreign (accelerate): torch_pjrt sets it to `true`, where unset, in a "
                                      "rank launched on tpu"),
     "TORCH_PJRT_BUILD_DIR": ("`build/release`", "build time: the CMake build directory `pip install` (setup.py) "
-                             "builds the extension in"),
+                             "builds the extension in; when set, the tree's own copy of the extension is left "
+                             "alone (a build against another torch release)"),
+    "DIST": ("`dist`", "build time: the folder `scripts/wheel.sh` writes the wheel to"),
     "CMAKE_BUILD_PARALLEL_LEVEL": ("the machine's cores", "build time: parallel jobs of the build setup.py runs"),
     "PYTHON": ("`.venv/bin/python`", "build time: the Python `scripts/build.sh` and `scripts/wheel.sh` build for"),
     "JOBS": ("2", "build time: parallel jobs of `scripts/build.sh` and `scripts/test.sh`"),

@@ -64,4 +64,4 @@ def _unscale_without_f64(grad_scaler):
     grad_scaler.GradScaler.unscale_ = unscale_
 
 
-_on_import.when_imported("torch.amp.grad_scaler", _unscale_without_f64, "torch>=2.13,<2.14")
+_on_import.when_imported("torch.amp.grad_scaler", _unscale_without_f64, _on_import.TORCH_RELEASES)
