@@ -2,9 +2,9 @@
 // AutocastPrivateUse1 key with the op lists and cast policies CUDA uses, so
 // mixed precision on the tpu behaves exactly like it does on a GPU.
 #include <ATen/autocast_mode.h>
+#include <torch/library.h>
 
 #include "aten/torch_compat.h"
-#include <torch/library.h>
 
 namespace tpu {
 

@@ -14,7 +14,8 @@
 #if TPU_TORCH_BEFORE(2, 13)
 #define TPU_HAS_DIMNAMES 1
 #define TPU_OUTPUT_NAMES_PARAM , at::DimnameList = {}
-#define TPU_NO_OUTPUT_NAMES , at::DimnameList{}
+#define TPU_NO_OUTPUT_NAMES \
+  , at::DimnameList {}
 #else
 #define TPU_HAS_DIMNAMES 0
 #define TPU_OUTPUT_NAMES_PARAM
