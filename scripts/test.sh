@@ -4,9 +4,9 @@
 # each eager mode; TORCH_PJRT_TEST_MODES="strict" runs just one). The first
 # pass tests the package as users install it: the wheel, in a fresh venv
 # outside the tree; the others test the developer's editable install. Then
-# the same package built against the other torch releases in
-# TORCH_PJRT_TEST_TORCH (default 2.14.1; empty skips it), each in a venv of
-# its own (scripts/other_torch.sh).
+# the same package built against the other torch releases listed in
+# TORCH_PJRT_TEST_TORCH (e.g. "2.14.1"; unset or empty: none), each in a venv
+# of its own (scripts/other_torch.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -53,7 +53,7 @@ for i in "${!pids[@]}"; do
   cat "$logs/$mode.log"
   [ "$rc" = 0 ] || status=$rc
 done
-for version in ${TORCH_PJRT_TEST_TORCH-2.14.1}; do
+for version in ${TORCH_PJRT_TEST_TORCH:-}; do
   rc=0
   bash scripts/other_torch.sh "$version" "$@" || rc=$?
   echo "== torch $version: exit status $rc"
