@@ -5,7 +5,6 @@ fallback, the ops per eager mode and the mode it started in, as
 workers, a Trainer launched in a child) can then be checked as a whole; the
 test suite reads its subprocesses' reports this way, so a child's fallback
 fails the test that started it."""
-import atexit
 import json
 import os
 import sys
@@ -35,12 +34,11 @@ def install():
     folder = _env.get("TORCH_PJRT_EXIT_REPORT")
     if not folder:
         return
-    mode = _C._eager_mode()
-    atexit.register(_write, folder, mode)
-    # multiprocessing's children end through os._exit after running its
-    # finalizers, not through atexit.
+    # One finalizer of multiprocessing's serves both ends: the main process
+    # runs them at exit (multiprocessing registers that with atexit), and its
+    # children run them before they end through os._exit, which skips atexit.
     from multiprocessing import util
-    util.Finalize(None, _write, args=(folder, mode), exitpriority=0)
+    util.Finalize(None, _write, args=(folder, _C._eager_mode()), exitpriority=0)
 
 
 def read(folder):
