@@ -52,7 +52,18 @@ py::dict runtime_info() {
     for (const engine::NativeFunction& f : engine::native_function_list()) native[py::str(f.name)] = f.calls();
   d["native_functions"] = native;
   // The threads XLA:CPU's pool runs products on (NPROC, else the cores).
-  if (tpu::platform() == "cpu") d["xla_cpu_threads"] = pjrt::ffi::host_pool_threads();
+  if (rt.kind() == pjrt::Platform::Cpu) d["xla_cpu_threads"] = pjrt::ffi::host_pool_threads();
+  // What this platform does differently (engine/platform.h), for the Python
+  // layer's own choices (torch_pjrt._platform): the override's, if set.
+  const engine::PlatformPolicy& p = tpu::platform();
+  py::dict policy;
+  policy["platform"] = pjrt::platform_label(p.platform);
+  policy["f64"] = p.f64;
+  policy["native_bf16"] = p.native_bf16;
+  policy["host_memory"] = p.host_memory;
+  policy["host_functions"] = p.host_functions;
+  policy["weight_copies"] = p.weight_copies;
+  d["policy"] = policy;
   return d;
 }
 

@@ -105,40 +105,19 @@ at::ScalarType to_torch(shlo::DType t) {
   return at::kFloat;
 }
 
-namespace {
-std::mutex g_platform_mu;
-std::string g_platform_override;
-std::atomic<int> g_f64{-1};  // -1: not yet known
-}  // namespace
-
-std::string platform() {
-  std::string p;
-  {
-    std::lock_guard<std::mutex> g(g_platform_mu);
-    p = g_platform_override;
-  }
-  if (p.empty()) p = guarded("starting the PJRT runtime", [] { return &engine::Runtime::get(); })->client().platform();
-  for (char& c : p) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return p;
+const engine::PlatformPolicy& platform() {
+  return *guarded("starting the PJRT runtime", [] { return &engine::platform_policy(); });
 }
 
 bool native_functions() {
-  return platform() == "cpu" &&
+  return platform().host_functions &&
          guarded("starting the PJRT runtime", [] { return &engine::Runtime::get(); })->native_functions();
 }
 
-bool f64_supported() {
-  int v = g_f64.load(std::memory_order_relaxed);
-  if (v >= 0) return v;
-  v = platform() != "tpu";
-  g_f64.store(v, std::memory_order_relaxed);
-  return v;
-}
+bool f64_supported() { return platform().f64; }
 
-void set_platform_override(const std::string& platform) {
-  std::lock_guard<std::mutex> g(g_platform_mu);
-  g_platform_override = platform;
-  g_f64.store(-1, std::memory_order_relaxed);
+void set_platform_override(const std::string& name) {
+  engine::set_platform_override(name.empty() ? std::nullopt : std::optional(pjrt::platform_named(name)));
 }
 
 void check_f64(at::ScalarType t) {

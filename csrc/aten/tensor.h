@@ -11,6 +11,7 @@
 #include "engine/graph.h"
 #include "engine/mode.h"
 #include "engine/op.h"
+#include "engine/platform.h"
 #include "shlo/builder.h"
 
 namespace tpu {
@@ -60,16 +61,17 @@ StorageState& state_of(const at::Tensor& t);
 shlo::DType to_shlo(at::ScalarType t);
 at::ScalarType to_torch(shlo::DType t);
 
-// The plugin's platform, lowercased ("cpu", "cuda", "tpu"), or the override
-// below.
-std::string platform();
-// Whether programs may call the engine's native functions (XLA:CPU took
-// them; engine::add_native_function): false under a platform override.
+// The running plugin's platform policy (engine/platform.h: the one place a
+// behaviour depends on the platform), or the override's below; starts the
+// runtime, errors raised as torch errors.
+const engine::PlatformPolicy& platform();
+// Whether programs may call the engine's native functions (the policy
+// allows them and the plugin took them; engine::add_native_function).
 bool native_functions();
 // Whether the device holds float64 / complex128 (XLA:CPU and GPUs do, TPUs
 // do not). The platform can be overridden to test the TPU rules anywhere.
 bool f64_supported();
-void set_platform_override(const std::string& platform);  // "" restores the plugin's
+void set_platform_override(const std::string& name);  // "" restores the plugin's
 // A clear TypeError for float64 / complex128 where the device lacks them.
 void check_f64(at::ScalarType t);
 // The floating dtype for host-side wide scalars: F64, or F32 where f64 is unsupported.

@@ -14,6 +14,7 @@
 
 #include "engine/env.h"
 #include "engine/key.h"
+#include "engine/platform.h"
 #include "engine/timeline.h"
 
 namespace engine {
@@ -53,14 +54,12 @@ std::shared_ptr<pjrt::Api> open_plugin(const Config& cfg) {
   }
   // XLA logs informational lines to stderr by default; keep warnings.
   setenv("TF_CPP_MIN_LOG_LEVEL", "1", /*overwrite=*/0);
-  // XLA:CPU multiplies through Eigen and its own emitted loops faster than
-  // through XNNPACK for the shapes models run here: XNNPACK repacks a
-  // matmul's weight operand at every call (measured: a small Llama's fused
-  // training step 51.1 -> 48.4 ms, batch-64 decoding 5535 -> 5734 tokens/s,
-  // a batch-64 Qwen3-MoE compiled decode step 49 -> 44 ms). A choice the
+  // PlatformPolicy::xnnpack_off (measured: a small Llama's fused training
+  // step 51.1 -> 48.4 ms, batch-64 decoding 5535 -> 5734 tokens/s, a
+  // batch-64 Qwen3-MoE compiled decode step 49 -> 44 ms). A choice the
   // user's XLA_FLAGS makes stands. Set before the plugin loads, which may
   // read its flags then.
-  if (cfg.plugin_name == "cpu") {
+  if (policy_for(pjrt::platform_named(cfg.plugin_name)).xnnpack_off) {
     const char* flags = std::getenv("XLA_FLAGS");
     std::string f = flags ? flags : "";
     if (f.find("xla_cpu_use_xnnpack") == std::string::npos)
@@ -148,11 +147,9 @@ Runtime::Runtime() : cfg_(g_cfg), capacity_(cache_capacity()), mapping_budget_(m
   opts.num_nodes = cfg_.num_nodes;
   opts.kv_store = cfg_.kv_store;
   client_ = std::make_unique<pjrt::Client>(cfg_.api, opts);
-  // XLA:CPU runs native functions on the host; a plugin without handler
-  // registration leaves the ops on their StableHLO lowerings.
-  std::string platform = client_->platform();
-  for (char& c : platform) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (platform == "cpu") {
+  // A plugin without handler registration leaves the ops on their
+  // StableHLO lowerings.
+  if (policy_for(client_->kind()).host_functions) {
     try {
       for (const NativeFunction& f : native_function_list())
         pjrt::register_ffi_handler(client_->api(), f.name, "Host", f.handler);

@@ -605,7 +605,9 @@ Client::Client(std::shared_ptr<Api> api, const ClientOptions& opts) : api_(std::
   p.client = client_;
   api_->check(raw->PJRT_Client_PlatformName(&p), "PJRT_Client_PlatformName");
   platform_.assign(p.platform_name, p.platform_name_size);
-  api_->set_host_memory(platform_ == "cpu");
+  kind_ = platform_named(platform_);
+  // XLA:CPU's buffers are host memory: reads and writes in place.
+  api_->set_host_memory(kind_ == Platform::Cpu);
   auto v = PJRT_ARGS(PJRT_Client_PlatformVersion_Args);
   v.client = client_;
   api_->check(raw->PJRT_Client_PlatformVersion(&v), "PJRT_Client_PlatformVersion");

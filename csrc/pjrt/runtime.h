@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "pjrt/kv_store.h"
+#include "pjrt/platform.h"
 #include "pjrt_c_api.h"
 
 namespace pjrt {
@@ -189,7 +190,8 @@ class Client {
   Client(const Client&) = delete;
   ~Client();
   const Api& api() const { return *api_; }
-  const std::string& platform() const { return platform_; }
+  const std::string& platform() const { return platform_; }  // as the plugin names it
+  Platform kind() const { return kind_; }
   const std::string& platform_version() const { return platform_version_; }
   size_t device_count() const { return devices_.size(); }
   PJRT_Device* device(int i) const { return devices_.at(i); }
@@ -216,6 +218,7 @@ class Client {
   std::vector<PJRT_Device*> devices_;
   std::vector<int64_t> device_ids_;  // the plugin's global id of each
   std::string platform_;
+  Platform kind_ = Platform::Other;
   std::string platform_version_;
 };
 

@@ -20,7 +20,7 @@ import weakref
 
 import torch
 
-from . import _C
+from . import _C, _platform
 
 # Row count from which a plain matmul reads its weight better as [in, out].
 MIN_ROWS = 16
@@ -38,8 +38,8 @@ _native = None
 
 def applies():
     global _applies
-    if _applies is None:  # the plugin's platform, asked once
-        _applies = _C._runtime_info().get("platform") == "cpu"
+    if _applies is None:  # the platform's policy, asked once
+        _applies = _platform.policy().weight_copies
     return _applies
 
 

@@ -3,7 +3,7 @@ import sys
 
 import torch
 
-from . import _C
+from . import _C, _platform
 from . import amp  # noqa: F401  (torch.tpu.amp, like torch.cuda.amp)
 from ._devices import current_device, device_count  # noqa: F401
 from ._devices import index as _index
@@ -206,7 +206,7 @@ class _TpuDeviceProperties:
         self.platform = info["platform"]
         self.platform_version = info["platform_version"]
         self.total_memory = mem_get_info(index)[1]
-        self.is_integrated = info["platform"] == "cpu"  # shares host memory
+        self.is_integrated = info["policy"]["host_memory"]  # shares host memory
 
     def __repr__(self):
         return (f"_TpuDeviceProperties(name='{self.name}', platform='{self.platform}', "
@@ -244,7 +244,7 @@ def is_bf16_supported(including_emulation: bool = True) -> bool:
         return False
     if including_emulation:
         return True
-    return _C._runtime_info()["platform"] in ("tpu", "cuda", "gpu")  # asks the plugin: starts the device
+    return _platform.policy().native_bf16  # asks the plugin: starts the device
 
 
 def _is_in_bad_fork() -> bool:

@@ -25,7 +25,7 @@ import threading
 
 import torch
 
-from . import _C
+from . import _C, _platform
 
 __all__ = ["jax_op", "JaxOp"]
 
@@ -78,13 +78,6 @@ def _torch_dtype(jdtype) -> torch.dtype:
     if name not in _NAME_TO_TORCH:
         raise TypeError(f"jax_op: the function returns a {name} array, which has no torch dtype")
     return _NAME_TO_TORCH[name]
-
-
-def _platform() -> str:
-    # The exported module must target the plugin that runs it: XLA:CPU is
-    # "cpu", XLA:GPU "cuda", libtpu "tpu".
-    p = _C._runtime_info()["platform"].lower()
-    return {"gpu": "cuda"}.get(p, p)
 
 
 def _x64(jax, wide: bool):
@@ -197,7 +190,7 @@ class JaxOp:
             # keep_unused: jit would drop arguments the function ignores (a
             # backward often does), and the module must take every input.
             jitted = jax.jit(self.fn, keep_unused=True)
-            exported = export.export(jitted, platforms=[_platform()])(*self._specs(key))
+            exported = export.export(jitted, platforms=[_platform.jax_platform()])(*self._specs(key))
             text = exported.mlir_module()
         if exported.nr_devices != 1:
             raise ValueError(f"jax_op {self.name}: the function must run on one device (it uses {exported.nr_devices})")

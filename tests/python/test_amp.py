@@ -391,7 +391,7 @@ def test_fp16_autocast_training_with_grad_scaler_matches_cpu():
 
 def test_grad_scaler_on_a_platform_without_float64():
     # GradScaler.unscale_ computes 1/scale in float64; TPUs have none.
-    torch_pjrt._C._set_platform_override("tpu")
+    torch_pjrt._platform.set_override("tpu")
     try:
         m = torch.nn.Linear(4, 3).to(TPU)
         opt = torch.optim.SGD(m.parameters(), lr=0.1)
@@ -413,4 +413,4 @@ def test_grad_scaler_on_a_platform_without_float64():
         ref(x).pow(2).mean().backward()
         torch.testing.assert_close(grad, ref.weight.grad, atol=1e-2, rtol=1e-2)
     finally:
-        torch_pjrt._C._set_platform_override("")
+        torch_pjrt._platform.set_override("")

@@ -93,11 +93,11 @@ def test_float64_ops_match_cpu():
 @pytest.fixture
 def tpu_platform():
     """Applies the TPU platform's dtype rules on whatever plugin is loaded."""
-    torch_pjrt._C._set_platform_override("tpu")
+    torch_pjrt._platform.set_override("tpu")
     try:
         yield
     finally:
-        torch_pjrt._C._set_platform_override("")
+        torch_pjrt._platform.set_override("")
 
 
 def test_float64_is_a_clear_error_on_tpu(tpu_platform):

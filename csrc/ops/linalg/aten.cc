@@ -78,7 +78,7 @@ engine::Ref read_right(const at::Tensor& lhs, const at::Tensor& rhs) {
   const bool transposed =
       rhs.dim() == 2 && rhs.size(0) > 1 && rhs.size(1) > 1 && rhs.stride(0) == 1 && rhs.stride(1) >= rhs.size(0);
   const bool trains = at::GradMode::is_enabled() && rhs.requires_grad();
-  if (transposed && !trains && lhs.dim() == 2 && rhs.is_privateuseone() && platform() == "cpu") {
+  if (transposed && !trains && lhs.dim() == 2 && rhs.is_privateuseone() && platform().weight_copies) {
     const bool native = rhs.scalar_type() == at::kFloat && rhs.size(1) % ops::kHostPanel == 0 && lhs.size(0) > 0 &&
                         lhs.size(0) <= kNativeRows && native_functions();
     if (native || lhs.size(0) >= kManyRows) {

@@ -109,7 +109,7 @@ at::Tensor moe_experts(const at::Tensor& hidden, const at::Tensor& index, const 
   if (layout != ops::ExpertLayout::HostPanels && hidden.scalar_type() == at::kFloat &&
       gate_up.size(in_out ? 2 : 1) % p == 0 && hidden.size(1) % p == 0 && native_functions())
     from_copies(host_panels(gate_up, in_out), host_panels(down, in_out), ops::ExpertLayout::HostPanels);
-  else if (layout == ops::ExpertLayout::OutIn && platform() == "cpu")
+  else if (layout == ops::ExpertLayout::OutIn && platform().weight_copies)
     from_copies(gate_up.transpose(1, 2), down.transpose(1, 2), ops::ExpertLayout::InOut);
   if (!gu) {
     gu = read(gate_up);
