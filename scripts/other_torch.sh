@@ -24,8 +24,8 @@ echo "== the wheel, built against torch $version"
 wheel=$(PYTHON=$venv/bin/python DIST=$work/dist TORCH_PJRT_BUILD_DIR=$PWD/build/torch-$version bash scripts/wheel.sh | tail -1)
 pip "$wheel[test]"
 echo "== Python tests against torch $version, eager mode: strict"
-tests=(test_device test_install test_patches test_environment test_elementwise test_storage test_amp test_optim_fused
-       test_modes test_compile test_distributed)
+tests=(test_device test_install test_patches test_environment test_elementwise test_elementwise_binary test_storage
+       test_amp test_optim_fused test_modes test_compile test_distributed)
 paths=()
 for t in "${tests[@]}"; do paths+=("tests/python/$t.py"); done
 TORCH_PJRT_TEST_INSTALLED=1 TORCH_PJRT_EAGER_MODE=strict "$venv/bin/python" -m pytest -q -rs -p no:cacheprovider \

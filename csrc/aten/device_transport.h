@@ -1,6 +1,7 @@
 // The device transport's meeting points (csrc/aten/distributed.cc has the
 // backend): members of an in-process tpu_dist group, each on its own device,
-// meet here per collective and per point-to-point message.
+// meet here per collective and per point-to-point message. Also the Works
+// both transports return (host_transport.h has the host transport's own).
 #pragma once
 
 #include <ATen/ATen.h>
@@ -42,6 +43,28 @@ class FutureWork : public c10d::Work {
   c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
 
  protected:
+  c10::intrusive_ptr<c10::ivalue::Future> future_;
+};
+
+// A finished collective: its outputs are in place on the device (either
+// transport's collectives that end within the call).
+class DoneWork : public c10d::Work {
+ public:
+  DoneWork(c10d::OpType op, std::vector<at::Tensor> outputs, c10::Device device)
+      : Work(-1, op), outputs_(std::move(outputs)) {
+    future_ = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
+                                                       std::vector<c10::Device>{device});
+    future_->markCompleted(c10::IValue(outputs_));
+    finish();
+  }
+  bool isCompleted() override { return true; }
+  bool isSuccess() const override { return true; }
+  bool wait(std::chrono::milliseconds) override { return true; }
+  std::vector<at::Tensor> result() override { return outputs_; }
+  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
+
+ private:
+  std::vector<at::Tensor> outputs_;
   c10::intrusive_ptr<c10::ivalue::Future> future_;
 };
 

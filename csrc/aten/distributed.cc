@@ -13,8 +13,9 @@
 // The host transport is for peers the PJRT client cannot reach
 // itself (XLA:CPU across processes): each collective copies its tpu tensors
 // to the host, runs there on a gloo backend built on the same store, and
-// copies the results back. Gloo lacks AVG, so an average is a sum divided
-// by the group size on the host. The call returns once the inputs are on
+// copies the results back (host_transport.h: the copies and their Work).
+// Gloo lacks AVG, so an average is a sum divided by the group size on the
+// host. The call returns once the inputs are on
 // the host: gloo runs the exchange on its own threads while the caller goes
 // on (DDP keeps computing gradients), and the Work and its future complete
 // when the results are back in the tpu tensors. A peer that dies makes gloo
@@ -41,6 +42,7 @@
 
 #include "aten/device_transport.h"
 #include "aten/errors.h"
+#include "aten/host_transport.h"
 #include "aten/tensor.h"
 #include "aten/torch_compat.h"
 #include "engine/graph.h"
@@ -59,133 +61,7 @@ using c10d::OpType;
 using c10d::ReduceOp;
 using c10d::Work;
 
-std::atomic<int64_t> g_host_collectives{0};
-std::atomic<int64_t> g_host_bytes{0};
 std::atomic<int64_t> g_device_collectives{0};
-std::atomic<int64_t> g_cpu_collectives{0};  // CPU tensors given to a tpu_dist group
-
-// A finished collective: its outputs are in place on the device.
-class DoneWork : public Work {
- public:
-  DoneWork(OpType op, std::vector<at::Tensor> outputs, c10::Device device)
-      : Work(-1, op), outputs_(std::move(outputs)) {
-    future_ = c10::make_intrusive<c10::ivalue::Future>(c10::ListType::create(c10::TensorType::get()),
-                                                       std::vector<c10::Device>{device});
-    future_->markCompleted(c10::IValue(outputs_));
-    finish();
-  }
-  bool isCompleted() override { return true; }
-  bool isSuccess() const override { return true; }
-  bool wait(std::chrono::milliseconds) override { return true; }
-  std::vector<at::Tensor> result() override { return outputs_; }
-  c10::intrusive_ptr<c10::ivalue::Future> getFuture() override { return future_; }
-
- private:
-  std::vector<at::Tensor> outputs_;
-  c10::intrusive_ptr<c10::ivalue::Future> future_;
-};
-
-// Host copies of one collective's tensors, and which go back.
-class Staging {
- public:
-  // A tensor the collective reads (and, if `written`, overwrites).
-  at::Tensor in(const at::Tensor& t, bool written = false) {
-    at::Tensor h = t.to(at::kCPU).contiguous();
-    if (!t.is_cpu()) {
-      tpu_ = true;
-      g_host_bytes.fetch_add(static_cast<int64_t>(h.nbytes()), std::memory_order_relaxed);
-    }
-    if (written) pairs_.push_back({t, h});
-    return h;
-  }
-  // A tensor the collective only writes.
-  at::Tensor out(const at::Tensor& t) {
-    at::Tensor h = at::empty(t.sizes(), t.options().device(at::kCPU));
-    tpu_ |= !t.is_cpu();
-    pairs_.push_back({t, h});
-    return h;
-  }
-  std::vector<at::Tensor> in(const std::vector<at::Tensor>& ts, bool written = false) {
-    std::vector<at::Tensor> h;
-    for (const auto& t : ts) h.push_back(in(t, written));
-    return h;
-  }
-  std::vector<at::Tensor> out(const std::vector<at::Tensor>& ts) {
-    std::vector<at::Tensor> h;
-    for (const auto& t : ts) h.push_back(out(t));
-    return h;
-  }
-  // Lists of lists (allgather's outputs, scatter's inputs), each staged.
-  std::vector<std::vector<at::Tensor>> in(const std::vector<std::vector<at::Tensor>>& lists) {
-    std::vector<std::vector<at::Tensor>> h;
-    for (const auto& ts : lists) h.push_back(in(ts));
-    return h;
-  }
-  std::vector<std::vector<at::Tensor>> out(const std::vector<std::vector<at::Tensor>>& lists) {
-    std::vector<std::vector<at::Tensor>> h;
-    for (const auto& ts : lists) h.push_back(out(ts));
-    return h;
-  }
-  // Divides every host result by n (AVG as SUM / n).
-  void average(int n) {
-    for (auto& [d, h] : pairs_) {
-      TORCH_CHECK(at::isFloatingType(h.scalar_type()) || at::isComplexType(h.scalar_type()),
-                  "ReduceOp.AVG needs floating point tensors, got ", h.scalar_type());
-      h.div_(n);
-    }
-  }
-  // Once the exchange has ended: averages if `average_by` > 0, writes the
-  // results into the tpu tensors and counts the collective (as the host
-  // transport's when it moved tpu tensors, else as gloo's on CPU tensors).
-  void finish(int average_by) {
-    if (average_by > 0) average(average_by);
-    copy_back();
-    (tpu_ ? g_host_collectives : g_cpu_collectives).fetch_add(1, std::memory_order_relaxed);
-  }
-  void copy_back() {
-    for (auto& [d, h] : pairs_) {
-      if (!d.is_cpu()) g_host_bytes.fetch_add(static_cast<int64_t>(h.nbytes()), std::memory_order_relaxed);
-      d.copy_(h);
-    }
-  }
-  std::vector<at::Tensor> results() const {
-    std::vector<at::Tensor> r;
-    for (const auto& [d, h] : pairs_) r.push_back(d);
-    return r;
-  }
-
- private:
-  std::vector<std::pair<at::Tensor, at::Tensor>> pairs_;
-  bool tpu_ = false;
-};
-
-// A collective in flight on the host transport: complete, with its future,
-// once gloo's exchange has ended and the results are averaged (if asked)
-// and copied back into the tpu tensors; that last step runs on the thread
-// that ends gloo's work.
-class HostWork : public FutureWork {
- public:
-  // Gloo bounds the exchange by the group's timeout and fails it then.
-  HostWork(OpType op, c10::intrusive_ptr<c10::ivalue::Future> exchanged, std::shared_ptr<Staging> staging,
-           int average_by, c10::Device device)
-      : FutureWork(op, device), exchanged_(std::move(exchanged)) {
-    exchanged_->addCallback([done = future_, staging = std::move(staging), average_by](c10::ivalue::Future& f) {
-      if (f.hasError()) {
-        done->setError(f.exception_ptr());
-        return;
-      }
-      try {
-        staging->finish(average_by);
-        done->markCompleted(c10::IValue(staging->results()));
-      } catch (...) {
-        done->setError(std::current_exception());
-      }
-    });
-  }
-
- private:
-  c10::intrusive_ptr<c10::ivalue::Future> exchanged_;  // gloo's, held while its callback is pending
-};
 
 class TpuDistBackend : public c10d::Backend {
  public:

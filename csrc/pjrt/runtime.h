@@ -1,5 +1,7 @@
 // The PJRT runtime: loads a plugin, owns its client, and wraps every PJRT
 // object (error, event, buffer, executable) in RAII types. No torch here.
+// Defined by job: runtime.cc (plugin, errors, events), buffer.cc,
+// executable.cc and client.cc.
 #pragma once
 
 #include <cstdint>

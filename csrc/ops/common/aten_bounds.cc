@@ -114,7 +114,7 @@ int64_t fetch_count_true(engine::Ref v) {
                          [](shlo::Builder& b, const Vals& in) { return Vals{ops::count_true(b, in[0])}; }));
 }
 
-void resize_out(at::Tensor& out, at::IntArrayRef sizes, at::ScalarType dtype, const char* op) {
+void resize_out(const at::Tensor& out, at::IntArrayRef sizes, at::ScalarType dtype, const char* op) {
   TORCH_CHECK(out.scalar_type() == dtype, op, ": Expected out tensor to have dtype ", dtype, ", but got ",
               out.scalar_type(), " instead");
   at::native::resize_output(out, sizes);

@@ -46,8 +46,9 @@ inline at::Tensor& store_out(at::Tensor& out, engine::Ref v) {
   return out;
 }
 
-// Resizes an out= tensor, refusing a dtype other than `dtype` with op's message.
-void resize_out(at::Tensor& out, at::IntArrayRef sizes, at::ScalarType dtype, const char* op);
+// Resizes an out= tensor, refusing a dtype other than `dtype` with op's
+// message (out= of an op without a meta function to check it).
+void resize_out(const at::Tensor& out, at::IntArrayRef sizes, at::ScalarType dtype, const char* op);
 
 // t's size along dim; 1 for a 0-d t.
 inline int64_t size_at(const at::Tensor& t, int64_t dim) { return t.dim() == 0 ? 1 : t.size(dim); }

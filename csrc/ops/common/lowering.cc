@@ -1,6 +1,7 @@
 // Shared lowering primitives: see lowering.h.
 #include "ops/common/lowering.h"
 
+#include <numeric>
 #include <vector>
 
 namespace ops {
@@ -25,11 +26,15 @@ Value index_bounds(Builder& b, Value idx) {
   return b.concatenate({b.reshape(mn, {1}), b.reshape(mx, {1})}, 0);
 }
 
+std::vector<int64_t> all_dims(int64_t rank) {
+  std::vector<int64_t> d(rank);
+  std::iota(d.begin(), d.end(), 0);
+  return d;
+}
+
 Value count_true(Builder& b, Value x) {
-  std::vector<int64_t> all_dims;
-  for (int64_t d = 0; d < x.rank(); ++d) all_dims.push_back(d);
   Value nz = b.compare(shlo::Cmp::NE, x, b.constant(x.dtype(), 0, x.shape()));
-  return b.reduce(b.convert(nz, shlo::DType::S64), b.zero(shlo::DType::S64), all_dims, "add");
+  return b.reduce(b.convert(nz, shlo::DType::S64), b.zero(shlo::DType::S64), all_dims(x.rank()), "add");
 }
 
 ReduceKind reduce_kind(std::string_view name) {

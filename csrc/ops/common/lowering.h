@@ -1,10 +1,12 @@
 // Lowering primitives every op family shares: the StableHLO ops the builder
-// has no method for, logical ops, constants shaped like a value, and the
+// has no method for, logical ops, constants shaped like a value, full-reduction dimensions, and the
 // reduction kinds of PyTorch's scatter_reduce / index_reduce. No torch here
 // (the ATen side's shared checks are in aten_common.h beside this file).
 #pragma once
 
+#include <cstdint>
 #include <string_view>
+#include <vector>
 
 #include "shlo/builder.h"
 
@@ -56,6 +58,10 @@ shlo::Value compare_to(shlo::Builder& b, shlo::Cmp dir, shlo::Value x, shlo::Val
 shlo::Value compare_to(shlo::Builder& b, shlo::Cmp dir, shlo::Value x, double v);
 // Elementwise x != x.
 shlo::Value is_nan(shlo::Builder& b, shlo::Value x);
+
+// ---- dimension lists
+// 0, 1, ..., rank - 1: the dimensions of a reduction over every element.
+std::vector<int64_t> all_dims(int64_t rank);
 
 // ---- summaries of index values (read back or checked on the host)
 // [min, max] of an integer value as s64[2] (bounds check of device indices).

@@ -1,9 +1,10 @@
-// Elementwise lowerings with PyTorch semantics.
+// Elementwise lowerings with PyTorch semantics: the pointwise family
+// (unary, binary, clamp, pow, lerp, addc*...) one op or a few per PyTorch
+// function. Special functions are in special.cc, integer and bit math in
+// integer.cc.
 #include "ops/elementwise/elementwise.h"
 
-#include <cmath>
 #include <limits>
-#include <numeric>
 #include <stdexcept>
 #include <string>
 #include <vector>
@@ -467,168 +468,11 @@ Value addcdiv(Builder& b, Value self, Value t1, Value t2, Value value) {
   return from_opmath(b, b.add(s, b.div(b.mul(v, to_opmath(b, t1)), to_opmath(b, t2))), self.dtype());
 }
 
-// ---- special functions
-
-namespace {
-
-// PyTorch's CPU trigamma: reflection below 1/2, six recurrence steps, then
-// the asymptotic series.
-Value trigamma(Builder& b, Value x) {
-  double pi = 3.14159265358979323846;
-  Value one = constant_like(b, 1, x);
-  Value low = b.compare(Cmp::LT, x, constant_like(b, 0.5, x));
-  Value s = b.unary("sine", b.mul(constant_like(b, pi, x), x));
-  Value result =
-      b.select(low, b.unary("negate", b.div(constant_like(b, pi * pi, x), b.mul(s, s))), constant_like(b, 0, x));
-  Value sign = b.select(low, constant_like(b, -1, x), one);
-  Value z = b.select(low, b.sub(one, x), x);
-  for (int i = 0; i < 6; ++i) {
-    result = b.add(result, b.div(one, b.mul(z, z)));
-    z = b.add(z, one);
-  }
-  Value ixx = b.div(one, b.mul(z, z));
-  Value series = b.sub(constant_like(b, 1.0 / 30, x), b.mul(ixx, constant_like(b, 1.0 / 42, x)));
-  series = b.sub(constant_like(b, 1.0 / 6, x), b.mul(ixx, series));
-  series = b.add(b.add(one, b.div(one, b.mul(constant_like(b, 2, x), z))), b.mul(ixx, series));
-  result = b.add(result, b.div(series, z));
-  return b.mul(sign, result);
-}
-
-std::vector<int64_t> all_dims(int64_t rank) {
-  std::vector<int64_t> d(rank);
-  std::iota(d.begin(), d.end(), 0);
-  return d;
-}
-
-}  // namespace
-
-// chlo.polygamma is wrong for negative x: PyTorch's rules are applied here.
-Value polygamma(Builder& b, Value n, Value x) {
-  DType t = x.dtype();
-  x = to_opmath(b, x);
-  Value nn = b.broadcast_in_dim(b.convert(n, x.dtype()), x.shape(), {});
-  Value one = constant_like(b, 1, x), zero = constant_like(b, 0, x);
-  Value whole = b.compare(Cmp::EQ, x, b.unary("floor", x));
-  Value neg = b.compare(Cmp::LT, x, zero);
-  Value shift = logical_and(b, neg, logical_not(b, whole));
-  // zeta(n+1, x) = sum_{k<m} (x+k)^-(n+1) + zeta(n+1, x+m), stepping until x+m >= 1.
-  shlo::Type ty = x.type;
-  shlo::Type it{DType::S32, {}};
-  Value start = b.select(shift, x, one);
-  std::string cond = b.region({ty, ty, ty, shlo::Type{DType::S32, {}}}, [&](Builder& r, const std::vector<Value>& s) {
-    Value below = r.compare(Cmp::LT, s[0], constant_like(r, 1, s[0]));
-    Value any = r.reduce(below, r.constant(DType::PRED, 0), all_dims(below.rank()), "or");
-    Value more = r.compare(Cmp::LT, s[3], r.constant(DType::S32, 100000));  // huge |x|: stop
-    return std::vector<Value>{logical_and(r, any, more)};
-  });
-  std::string body = b.region({ty, ty, ty, shlo::Type{DType::S32, {}}}, [&](Builder& r, const std::vector<Value>& s) {
-    Value below = r.compare(Cmp::LT, s[0], constant_like(r, 1, s[0]));
-    Value term = r.op1(hlo::kPower, {s[0], r.unary("negate", r.add(s[2], constant_like(r, 1, s[2])))}, s[0].type);
-    Value acc = r.select(below, r.add(s[1], term), s[1]);
-    Value xs = r.select(below, r.add(s[0], constant_like(r, 1, s[0])), s[0]);
-    return std::vector<Value>{xs, acc, s[2], r.add(s[3], r.constant(DType::S32, 1))};
-  });
-  std::vector<Value> loop =
-      b.op(hlo::kWhile, {start, zero, nn, b.constant(DType::S32, 0)}, {ty, ty, ty, it}, "", {cond, body});
-  Value general = b.op1("chlo.polygamma", {nn, b.select(shift, loop[0], x)}, ty);
-  // (-1)^(n+1) n!
-  Value odd = b.compare(Cmp::NE, b.op1(hlo::kRemainder, {nn, constant_like(b, 2, nn)}, ty), zero);
-  Value fact = b.unary("exponential", b.op1("chlo.lgamma", {b.add(nn, one)}, ty));
-  Value signed_fact = b.select(odd, fact, b.unary("negate", fact));
-  Value shifted = b.add(general, b.mul(signed_fact, loop[1]));
-  Value inf = constant_like(b, kInf, x);
-  Value pole = b.select(odd, inf, b.unary("negate", inf));
-  Value r = b.select(shift, shifted, b.select(logical_and(b, whole, b.compare(Cmp::LE, x, zero)), pole, general));
-  r = b.select(b.compare(Cmp::EQ, nn, one), trigamma(b, x), r);
-  return from_opmath(b, r, t);
-}
-
-Value xlog1py(Builder& b, Value x, Value y) {
-  DType t = x.dtype();
-  Value xf = to_opmath(b, x), yf = to_opmath(b, y);
-  Value r = b.mul(xf, b.unary("log_plus_one", yf));
-  r = b.select(b.compare(Cmp::EQ, xf, constant_like(b, 0, xf)), constant_like(b, 0, xf), r);
-  r = b.select(is_nan(b, yf), yf, r);
-  return from_opmath(b, r, t);
-}
-
 Value conj(Builder& b, Value x) {
   if (!shlo::is_complex(x.dtype())) return x;
   shlo::Type part{x.dtype() == DType::C128 ? DType::F64 : DType::F32, x.shape()};
   Value re = b.op1(hlo::kReal, {x}, part), im = b.op1(hlo::kImag, {x}, part);
   return b.op1(hlo::kComplex, {re, b.unary("negate", im)}, x.type);
-}
-
-// ---- integer and bit math
-
-Value gcd(Builder& b, Value x, Value y) {
-  Value a = unary(b, Unary::Abs, x), c = unary(b, Unary::Abs, y);
-  shlo::Type t = x.type;
-  // Euclid, elementwise: while any a != 0: (a, c) = (c % a, a) where a != 0.
-  std::string cond = b.region({t, t}, [&](Builder& r, const std::vector<Value>& s) {
-    Value nz = r.compare(Cmp::NE, s[0], constant_like(r, 0, s[0]));
-    return std::vector<Value>{r.reduce(nz, r.constant(DType::PRED, 0), all_dims(nz.rank()), "or")};
-  });
-  std::string body = b.region({t, t}, [&](Builder& r, const std::vector<Value>& s) {
-    Value zero = constant_like(r, 0, s[0]);
-    Value nz = r.compare(Cmp::NE, s[0], zero);
-    Value safe = r.select(nz, s[0], constant_like(r, 1, s[0]));
-    Value rem = r.op1(hlo::kRemainder, {s[1], safe}, t);
-    return std::vector<Value>{r.select(nz, rem, zero), r.select(nz, s[0], s[1])};
-  });
-  return b.op(hlo::kWhile, {a, c}, {t, t}, "", {cond, body})[1];
-}
-
-Value lcm(Builder& b, Value x, Value y) {
-  Value g = gcd(b, x, y);
-  Value zero = constant_like(b, 0, g);
-  Value is0 = b.compare(Cmp::EQ, g, zero);
-  Value q = b.div(x, b.select(is0, constant_like(b, 1, g), g));
-  return b.select(is0, zero, unary(b, Unary::Abs, b.mul(q, y)));
-}
-
-namespace {
-int64_t bit_width(DType t) { return static_cast<int64_t>(shlo::dtype_size(t)) * 8; }
-}  // namespace
-
-Value shift_left(Builder& b, Value x, Value y) {
-  int64_t bits = bit_width(x.dtype());
-  Value bad = b.compare(Cmp::GE, y, constant_like(b, static_cast<double>(bits), y));
-  if (shlo::is_signed_int(y.dtype()))
-    bad = logical_or(b, bad, b.compare(Cmp::LT, y, constant_like(b, 0, y)));
-  else if (shlo::is_unsigned_int(y.dtype()) && bits < 64)  // a "negative" amount read as signed
-    bad = logical_or(b, bad, b.compare(Cmp::GE, y, constant_like(b, std::ldexp(1.0, static_cast<int>(bits) - 1), y)));
-  Value r = b.binary("shift_left", x, y);
-  return b.select(bad, constant_like(b, 0, x), r);
-}
-
-Value shift_right(Builder& b, Value x, Value y) {
-  bool sign = shlo::is_signed_int(x.dtype());
-  int64_t bits = bit_width(x.dtype()), max_shift = bits - (sign ? 1 : 0);
-  const char* opname = sign ? "shift_right_arithmetic" : "shift_right_logical";
-  Value bad = b.compare(Cmp::GE, y, constant_like(b, static_cast<double>(max_shift), y));
-  if (sign) bad = logical_or(b, bad, b.compare(Cmp::LT, y, constant_like(b, 0, y)));
-  Value r = b.binary(opname, x, y);
-  Value fill = b.binary(opname, x, constant_like(b, static_cast<double>(max_shift), x));
-  return b.select(bad, fill, r);
-}
-
-Value nextafter(Builder& b, Value x, Value y) {
-  // The integer type of x's width.
-  DType it = x.dtype() == DType::F64 ? DType::S64 : x.dtype() == DType::F32 ? DType::S32 : DType::S16;
-  shlo::Type ity{it, x.shape()};
-  Value bits = b.bitcast_convert(x, ity);
-  Value zero = constant_like(b, 0, x);
-  // Away from zero in magnitude: +1 on the sign-magnitude bits, else -1.
-  Value away = b.compare(Cmp::EQ, b.compare(Cmp::GT, y, x), b.compare(Cmp::GT, x, zero));
-  Value one = b.constant(it, 1, x.shape());
-  Value stepped = b.bitcast_convert(b.select(away, b.add(bits, one), b.sub(bits, one)), x.type);
-  // From zero: the smallest subnormal with y's sign.
-  Value tiny = b.bitcast_convert(one, x.type);
-  Value from_zero = b.select(b.compare(Cmp::LT, y, zero), b.unary("negate", tiny), tiny);
-  Value r = b.select(b.compare(Cmp::EQ, x, zero), from_zero, stepped);
-  r = b.select(b.compare(Cmp::EQ, x, y), y, r);
-  return b.select(logical_or(b, is_nan(b, x), is_nan(b, y)), b.add(x, y), r);
 }
 
 }  // namespace ops

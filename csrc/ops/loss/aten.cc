@@ -3,7 +3,6 @@
 // registration; the lowerings are loss.h. Class targets and probabilities
 // are checked on the device like the CPU checks them (data_checks.h).
 #include <ATen/ExpandUtils.h>
-#include <ATen/native/Resize.h>
 #include <ATen/ops/mse_loss_meta.h>
 #include <ATen/ops/nll_loss_backward_meta.h>
 #include <ATen/ops/nll_loss_forward_meta.h>
@@ -25,13 +24,6 @@ using Vals = std::vector<Value>;
 
 at::OptionalTensorRef opt_ref(const std::optional<at::Tensor>& t) {
   return t.has_value() && t->defined() ? at::OptionalTensorRef(*t) : at::OptionalTensorRef();
-}
-
-// out= without a meta function: dtype must match exactly; shape is resized.
-void prepare_out(const at::Tensor& out, at::IntArrayRef shape, at::ScalarType dtype, const char* name) {
-  TORCH_CHECK(out.scalar_type() == dtype, name, ": Expected out tensor to have dtype ", dtype, ", but got ",
-              out.scalar_type(), " instead");
-  at::native::resize_output(out, shape);
 }
 
 std::vector<int64_t> broadcast_shape(const at::Tensor& a, const at::Tensor& b) {
@@ -156,8 +148,8 @@ std::tuple<at::Tensor&, at::Tensor&> nll_loss2d_forward_output(const at::Tensor&
                                                                int64_t reduction, c10::SymInt ignore_index,
                                                                at::Tensor& output, at::Tensor& total_weight) {
   check_nll2d(self, target, weight);
-  prepare_out(output, reduction == 0 ? target.sizes() : at::IntArrayRef{}, self.scalar_type(), "nll_loss2d");
-  prepare_out(total_weight, {}, self.scalar_type(), "nll_loss2d");
+  resize_out(output, reduction == 0 ? target.sizes() : at::IntArrayRef{}, self.scalar_type(), "nll_loss2d");
+  resize_out(total_weight, {}, self.scalar_type(), "nll_loss2d");
   nll_into(output, total_weight, self, target, weight, reduction, ignore_index.expect_int());
   return {output, total_weight};
 }
@@ -174,7 +166,7 @@ at::Tensor& nll_loss2d_backward_grad_input(const at::Tensor& grad, const at::Ten
                                            c10::SymInt ignore_index, const at::Tensor& total_weight,
                                            at::Tensor& grad_input) {
   check_nll2d(self, target, weight);
-  prepare_out(grad_input, self.sizes(), self.scalar_type(), "nll_loss2d_backward");
+  resize_out(grad_input, self.sizes(), self.scalar_type(), "nll_loss2d_backward");
   nll_backward_into(grad_input, grad, self, target, weight, reduction, ignore_index.expect_int(), total_weight);
   return grad_input;
 }
@@ -216,7 +208,7 @@ at::Tensor mse_loss_backward(const at::Tensor& grad, const at::Tensor& self, con
 }
 at::Tensor& mse_loss_backward_grad_input(const at::Tensor& grad, const at::Tensor& self, const at::Tensor& target,
                                          int64_t reduction, at::Tensor& grad_input) {
-  prepare_out(grad_input, at::infer_size(self.sizes(), target.sizes()), self.scalar_type(), "mse_loss_backward");
+  resize_out(grad_input, at::infer_size(self.sizes(), target.sizes()), self.scalar_type(), "mse_loss_backward");
   mse_backward_into(grad_input, grad, self, target, reduction);
   return grad_input;
 }

@@ -14,12 +14,6 @@ using shlo::Shape;
 
 namespace {
 
-Dims all_dims(int64_t rank) {
-  Dims d;
-  for (int64_t i = 0; i < rank; ++i) d.push_back(i);
-  return d;
-}
-
 // The class dim of an nll_loss input and the target's dims inside it.
 struct NllLayout {
   int64_t cdim;

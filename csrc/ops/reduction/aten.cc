@@ -28,6 +28,7 @@
 
 #include "aten/errors.h"
 #include "aten/library.h"
+#include "ops/common/aten_common.h"
 #include "ops/reduction/reduction.h"
 
 namespace tpu {
@@ -80,13 +81,6 @@ std::vector<int64_t> reduced_shape(const at::Tensor& self, const Dims& dims, boo
 
 at::OptionalScalarRef opt_ref(const std::optional<at::Scalar>& s) {
   return s.has_value() ? at::OptionalScalarRef(*s) : at::OptionalScalarRef();
-}
-
-// out= without a meta function: dtype must match exactly; shape is resized.
-void prepare_out(const at::Tensor& out, at::IntArrayRef shape, at::ScalarType dtype, const char* name) {
-  TORCH_CHECK(out.scalar_type() == dtype, name, ": Expected out tensor to have dtype ", dtype, ", but got ",
-              out.scalar_type(), " instead");
-  at::native::resize_output(out, shape);
 }
 
 // ---- plain reductions: sum, prod, amax, amin, all, any, max, min
@@ -213,7 +207,7 @@ template <bool Max>
 at::Tensor& full_extreme_out(const at::Tensor& self, at::Tensor& out) {
   TORCH_CHECK(self.numel() > 0, Max ? "max" : "min",
               "(): Expected reduction dim to be specified for input.numel() == 0.");
-  prepare_out(out, {}, self.scalar_type(), Max ? "max" : "min");
+  resize_out(out, {}, self.scalar_type(), Max ? "max" : "min");
   reduce_into(out, self, reduce_dims(self, std::nullopt), false, Max ? ops::Reduce::Max : ops::Reduce::Min,
               Max ? "max" : "min");
   return out;
@@ -410,7 +404,7 @@ at::Tensor& var_like_out(const at::Tensor& self, at::OptionalIntArrayRef dim, co
                          bool keepdim, at::Tensor& out) {
   at::ScalarType dt = var_dtype(self);
   Dims dims = reduce_dims(self, dim);
-  prepare_out(out, reduced_shape(self, dims, keepdim), dt, Sqrt ? "std" : "var");
+  resize_out(out, reduced_shape(self, dims, keepdim), dt, Sqrt ? "std" : "var");
   var_into(out, at::Tensor(), self, dims, corr, keepdim, Sqrt);
   return out;
 }

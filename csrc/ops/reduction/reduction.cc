@@ -44,12 +44,6 @@ Value reduce_extreme(Builder& b, Value x, const Dims& dims, bool is_max) {
 
 Value sum_acc(Builder& b, Value x, const Dims& dims) { return reduce_plain(b, x, dims, "add", 0); }
 
-Dims all_dims(int64_t rank) {
-  Dims d;
-  for (int64_t i = 0; i < rank; ++i) d.push_back(i);
-  return d;
-}
-
 }  // namespace
 
 Value max_nan(Builder& b, Value x, Value y, bool is_max) {
