@@ -44,17 +44,26 @@ SYNTHETIC = textwrap.dedent('''
                 time.sleep(600)
 
 
+    class TestSecond(TestCase):
+        def test_passes(self, device):
+            self.assertEqual(torch.ones(2, device=device).sum().item(), 2.0)
+
+
+    # PyTorch names the first TestSecondPRIVATEUSE1, the second
+    # TestSyntheticTPU; they run in this order.
+    instantiate_device_type_tests(TestSecond, globals())
     instantiate_device_type_tests(TestSynthetic, globals())
 ''')
 
 
 def test_id_mapping():
-    assert pytorch_tests.tpu_id("f.py::TestFooCPU::test_bar_cpu_float32") == \
-        "f.py::TestFooPRIVATEUSE1::test_bar_tpu_float32"
-    assert pytorch_tests.tpu_id("f.py::TestFooCPU::test_cpu_bar_cpu") == "f.py::TestFooPRIVATEUSE1::test_cpu_bar_tpu"
-    assert pytorch_tests.tpu_id("f.py::TestFooCPU::test_x_cpu_int64_float32") == \
-        "f.py::TestFooPRIVATEUSE1::test_x_tpu_int64_float32"
-    assert pytorch_tests.tpu_id("f.py::TestFoo::test_bar") is None
+    def ids(cls, name):
+        return [f"f.py::{cls}PRIVATEUSE1::{name}", f"f.py::{cls}TPU::{name}"]
+    assert pytorch_tests.tpu_ids("f.py::TestFooCPU::test_bar_cpu_float32") == ids("TestFoo", "test_bar_tpu_float32")
+    assert pytorch_tests.tpu_ids("f.py::TestFooCPU::test_cpu_bar_cpu") == ids("TestFoo", "test_cpu_bar_tpu")
+    assert pytorch_tests.tpu_ids("f.py::TestFooCPU::test_x_cpu_int64_float32") == \
+        ids("TestFoo", "test_x_tpu_int64_float32")
+    assert pytorch_tests.tpu_ids("f.py::TestFoo::test_bar") == []
 
 
 def test_reports_exactly_the_tests_that_pass_on_cpu_and_not_on_tpu(tmp_path, capsys):
@@ -64,8 +73,8 @@ def test_reports_exactly_the_tests_that_pass_on_cpu_and_not_on_tpu(tmp_path, cap
     assert pytorch_tests.main([str(f), "--timeout", "3", "--json", str(out)]) == 0
     text = capsys.readouterr().out
     (r,) = json.loads(out.read_text())
-    cls = "test_synthetic.py::TestSyntheticPRIVATEUSE1::"
-    assert r["cpu_passed"] == 4 and r["tpu_passed"] == 1, text
+    cls = "test_synthetic.py::TestSyntheticTPU::"
+    assert r["cpu_passed"] == 5 and r["tpu_passed"] == 2, text
     assert r["cpu_pass_tpu_fail"] == {
         cls + "test_a_crashes_on_tpu_tpu": "crash (signal 11)",
         cls + "test_b_fails_on_tpu_tpu": "failed",
@@ -78,8 +87,9 @@ def test_reports_exactly_the_tests_that_pass_on_cpu_and_not_on_tpu(tmp_path, cap
     assert r["hangs"]["tpu"] == [cls + "test_e_hangs_on_tpu_tpu"]
     # The test failing on the CPU too is not compared.
     assert "test_d_fails_everywhere" not in str(r["cpu_pass_tpu_fail"])
-    assert r["cpu_counts"] == {"failed": 1, "passed": 4}
-    assert "1 of 4 CPU passes pass on tpu (25.0%)" in text
+    assert r["cpu_counts"] == {"failed": 1, "passed": 5}
+    assert r["tpu_counts"] == {"crash": 1, "failed": 1, "hang": 1, "passed": 2}
+    assert "2 of 5 CPU passes pass on tpu (40.0%)" in text
 
 
 def test_sample_is_fixed(tmp_path):
@@ -90,4 +100,5 @@ def test_sample_is_fixed(tmp_path):
     r = pytorch_tests.run_device(str(f), "cpu", sample=2, workdir=str(tmp_path))
     ids = [f"test_synthetic.py::TestSyntheticCPU::test_{n}_cpu"
            for n in ("a_crashes_on_tpu", "b_fails_on_tpu", "c_passes", "d_fails_everywhere", "e_hangs_on_tpu")]
+    ids.append("test_synthetic.py::TestSecondCPU::test_passes_cpu")
     assert sorted(r["status"]) == sorted(sorted(ids, key=lambda s: zlib.crc32(s.encode()))[:2])

@@ -7,7 +7,7 @@ Each file runs under pytest twice, each run in processes of its own with one
 thread: first on the CPU as plain PyTorch (no torch_pjrt, device backends not
 autoloaded), then on the tpu, running only the tests that passed on the CPU
 (`TestFooCPU::test_bar_cpu_float32` becomes
-`TestFooPRIVATEUSE1::test_bar_tpu_float32`). Tests that fail on the CPU too
+`TestFooPRIVATEUSE1::test_bar_tpu_float32`, or `TestFooTPU::...`). Tests that fail on the CPU too
 are not the device's to fix, so the figure per file is how many of the CPU's
 passes also pass on the tpu, and the list is those that do not.
 
@@ -33,21 +33,24 @@ _POLL_S = 0.2
 PASSED = "passed"
 
 
-def tpu_id(cpu_id):
-    """The tpu test id of a CPU test id: class suffix CPU -> PRIVATEUSE1 and
+def tpu_ids(cpu_id):
+    """The ids the tpu variant of a CPU test may have: the class suffix CPU
+    becomes PRIVATEUSE1 or TPU (PyTorch names the first class instantiated
+    for the device by its generic name and later ones by the device's own:
+    test_indexing.py has TestIndexingPRIVATEUSE1 beside NumpyTestsTPU), and
     the test name's device token (the last `_cpu` before the dtype suffix or
-    the end) -> `_tpu`."""
+    the end) becomes `_tpu`. Empty for an id that is not a CPU variant."""
     parts = cpu_id.split("::")
     if len(parts) < 3 or not parts[-2].endswith("CPU"):
-        return None
-    parts[-2] = parts[-2][:-len("CPU")] + "PRIVATEUSE1"
+        return []
     name = parts[-1]
     hits = list(re.finditer(r"_cpu(?=_|$|\[)", name))
     if not hits:
-        return None
+        return []
     h = hits[-1]
-    parts[-1] = name[:h.start()] + "_tpu" + name[h.end():]
-    return "::".join(parts)
+    test = name[:h.start()] + "_tpu" + name[h.end():]
+    cls = parts[-2][:-len("CPU")]
+    return ["::".join(parts[:-2] + [cls + suffix, test]) for suffix in ("PRIVATEUSE1", "TPU")]
 
 
 def _env(device, control):
@@ -160,17 +163,20 @@ def compare(path, *, sample=None, timeout=60.0, logs=None):
     try:
         cpu = run_device(path, "cpu", sample=sample, timeout=timeout, workdir=workdir, log=log("cpu"))
         cpu_pass = sorted(t for t, s in cpu["status"].items() if s == PASSED)
-        mapped = {t: tpu_id(t) for t in cpu_pass}
-        tpu = run_device(path, "tpu", only=[m for m in mapped.values() if m], timeout=timeout, workdir=workdir,
-                         log=log("tpu"))
+        candidates = {t: tpu_ids(t) for t in cpu_pass}
+        tpu = run_device(path, "tpu", only=[m for ms in candidates.values() for m in ms], timeout=timeout,
+                         workdir=workdir, log=log("tpu"))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
     failing = {}
     for t in cpu_pass:
-        m = mapped[t]
-        s = "no tpu id" if m is None else tpu["status"].get(m, "not collected")
-        if s != PASSED:
-            failing[m or t] = s
+        ran = [m for m in candidates[t] if m in tpu["status"]]
+        if not candidates[t]:
+            failing[t] = "no tpu id"
+        elif not ran:
+            failing[candidates[t][0]] = "not collected"
+        elif tpu["status"][ran[0]] != PASSED:
+            failing[ran[0]] = tpu["status"][ran[0]]
     n = len(cpu_pass)
     return {
         "file": os.path.abspath(path),
