@@ -53,13 +53,12 @@ def tpu_ids(cpu_id):
     return ["::".join(parts[:-2] + [cls + suffix, test]) for suffix in ("PRIVATEUSE1", "TPU")]
 
 
-def _env(device, control):
+def _env(device):
     env = dict(os.environ)
     # The folder holding this torch_pjrt, for the tpu run's import of it.
     pkg_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     path = [_PLUGIN_DIR, pkg_parent] + [p for p in env.get("PYTHONPATH", "").split(os.pathsep) if p]
     env["PYTHONPATH"] = os.pathsep.join(path)
-    env["TORCH_PJRT_PT_CONTROL"] = control
     env["PYTORCH_TESTING_DEVICE_ONLY_FOR"] = device
     env["OMP_NUM_THREADS"] = "1"
     env["MKL_NUM_THREADS"] = "1"
@@ -101,12 +100,12 @@ def run_device(path, device, *, only=None, sample=None, timeout=60.0, workdir, l
                        "only": None if only is None else sorted(only), "sample": sample}, f)
         open(progress, "w").close()
         cmd = [sys.executable, "-m", "pytest", path, "-q", "-p", "no:cacheprovider", "-p", "_pytorch_tests_plugin",
-               "-c", ini, "--rootdir", folder, "-o", "console_output_style=classic"]
+               "--pytorch-tests-control", control, "-c", ini, "--rootdir", folder]
         out = open(log, "a") if log else subprocess.DEVNULL
         if log:
             out.write(f"\n===== {device} process {processes}: {' '.join(cmd)}\n")
             out.flush()
-        proc = subprocess.Popen(cmd, cwd=folder, env=_env(device, control), stdout=out, stderr=subprocess.STDOUT,
+        proc = subprocess.Popen(cmd, cwd=folder, env=_env(device), stdout=out, stderr=subprocess.STDOUT,
                                 start_new_session=True)
         processes += 1
         current, started, finished, hung, partial = None, None, False, False, ""

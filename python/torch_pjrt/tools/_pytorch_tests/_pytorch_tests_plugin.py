@@ -2,7 +2,7 @@
 
 Loaded as a top-level module (`-p _pytorch_tests_plugin`, its folder on
 PYTHONPATH) so that the CPU run never imports torch_pjrt: the CPU baseline is
-plain PyTorch. The driver passes a JSON control file (TORCH_PJRT_PT_CONTROL):
+plain PyTorch. The driver passes a JSON control file (--pytorch-tests-control):
   device    "cpu" or "tpu"; for tpu, torch_pjrt is imported here, before any
             test module, because instantiate_device_type_tests only adds the
             PrivateUse1 variant if the device exists when
@@ -50,9 +50,13 @@ def _define_removed_names():
                                            if isinstance(op, BinaryUfuncInfo))
 
 
+def pytest_addoption(parser):
+    parser.addoption("--pytorch-tests-control", help="the driver's JSON control file")
+
+
 def pytest_configure(config):
     global _control, _progress
-    with open(os.environ["TORCH_PJRT_PT_CONTROL"]) as f:
+    with open(config.getoption("pytorch_tests_control")) as f:
         _control = json.load(f)
     _progress = open(_control["progress"], "a")
     if _control["device"] == "tpu":
