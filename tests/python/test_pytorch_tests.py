@@ -89,6 +89,8 @@ def test_reports_exactly_the_tests_that_pass_on_cpu_and_not_on_tpu(tmp_path, cap
     assert r["hangs"]["tpu"] == [cls + "test_e_hangs_on_tpu_tpu"]
     # The test failing on the CPU too is not compared.
     assert "test_d_fails_everywhere" not in str(r["cpu_pass_tpu_fail"])
+    assert list(r["reasons"]) == [cls + "test_b_fails_on_tpu_tpu"]
+    assert r["reasons"][cls + "test_b_fails_on_tpu_tpu"].startswith("AssertionError")
     assert r["cpu_counts"] == {"failed": 1, "passed": 5}
     assert r["tpu_counts"] == {"crash": 1, "failed": 1, "hang": 1, "passed": 2}
     assert "2 of 5 CPU passes pass on tpu (40.0%)" in text

@@ -81,12 +81,13 @@ def _kill(proc):
 def run_device(path, device, *, only=None, sample=None, timeout=60.0, workdir, log=None):
     """Runs one file on one device until every selected test is settled.
 
-    Returns {"status": {test id: status}, "crashes": [id], "hangs": [id],
-    "errors": [str], "processes": n}. Statuses: passed, failed, error,
+    Returns {"status": {test id: status}, "reasons": {test id: a failure's
+    exception or a skip's reason}, "crashes": [id], "hangs": [id], "errors":
+    [str], "processes": n}. Statuses: passed, failed, error,
     skipped, xfailed, xpassed, crash (signal N), hang."""
     path = os.path.abspath(path)
     folder = os.path.dirname(path)
-    status, crashes, hangs, errors = {}, [], [], []
+    status, reasons, crashes, hangs, errors = {}, {}, [], [], []
     processes = 0
     selected = set()  # what the processes chose to run
     ini = os.path.join(workdir, "pytest.ini")
@@ -123,6 +124,8 @@ def run_device(path, device, *, only=None, sample=None, timeout=60.0, workdir, l
                     elif f[0] == "end":
                         status[f[1]] = f[2]
                         current = None
+                    elif f[0] == "reason":
+                        reasons[f[1]] = f[2]
                     elif f[0] == "collecterror":
                         errors.append(f"{device}: collection error {f[1]}")
                     elif f[0] == "finished":
@@ -151,7 +154,8 @@ def run_device(path, device, *, only=None, sample=None, timeout=60.0, workdir, l
             crashes.append(current)
         if selected <= set(status):
             break  # it was the last test left: no process to restart
-    return {"status": status, "crashes": crashes, "hangs": hangs, "errors": errors, "processes": processes}
+    return {"status": status, "reasons": reasons, "crashes": crashes, "hangs": hangs, "errors": errors,
+            "processes": processes}
 
 
 def compare(path, *, sample=None, timeout=60.0, logs=None):
@@ -189,6 +193,7 @@ def compare(path, *, sample=None, timeout=60.0, logs=None):
         "errors": cpu["errors"] + tpu["errors"],
         "processes": {"cpu": cpu["processes"], "tpu": tpu["processes"]},
         "cpu_pass_tpu_fail": dict(sorted(failing.items())),
+        "reasons": {t: tpu["reasons"][t] for t in sorted(failing) if t in tpu["reasons"]},
         "wall_s": round(time.monotonic() - t0, 1),
     }
 
@@ -217,7 +222,8 @@ def report(r, out=None):
     if r["cpu_pass_tpu_fail"]:
         print("  pass on the CPU, not on tpu:", file=out)
         for t, s in r["cpu_pass_tpu_fail"].items():
-            print(f"    {t}  {s}", file=out)
+            why = r["reasons"].get(t)
+            print(f"    {t}  {s}" + (f": {why[:160]}" if why else ""), file=out)
 
 
 def main(argv=None):

@@ -8,8 +8,9 @@ plain PyTorch. The driver passes a JSON control file (--pytorch-tests-control):
             PrivateUse1 variant if the device exists when
             common_device_type is first imported;
   progress  a file this plugin appends to: "selected\\tID" per test to run,
-            "start\\tID", "end\\tID\\tSTATUS", "finished" (the driver reads it to find a crash's or a hang's
-            test and to restart after it);
+            "start\\tID", "reason\\tID\\tTEXT" (a failure's or a skip's),
+            "end\\tID\\tSTATUS", "finished" (the driver reads it to find
+            a crash's or a hang's test and to restart after it);
   skip      test ids already settled by an earlier process of this run;
   only      if not null, the ids to run (the tpu run: the CPU's passes);
   sample    if not null, keep this many tests chosen by a hash of their id.
@@ -107,6 +108,19 @@ def pytest_runtest_logreport(report):
     # still fails it.
     if _status.get(report.nodeid) in (None, "passed"):
         _status[report.nodeid] = status
+        if status in ("failed", "error", "skipped"):
+            _write("reason\t" + report.nodeid + "\t" + _reason(report))
+
+
+def _reason(report):
+    # One line: a skip's reason, or a failure's first `E` line (the exception).
+    if report.skipped and isinstance(report.longrepr, tuple):
+        text = str(report.longrepr[2])
+    else:
+        lines = [ln[1:].strip() for ln in report.longreprtext.splitlines() if ln.startswith("E ")]
+        lines = [ln for ln in lines if ln] or report.longreprtext.strip().splitlines()[-1:] or [""]
+        text = lines[0]
+    return " ".join(text.split())[:300]
 
 
 def pytest_runtest_logfinish(nodeid, location):
