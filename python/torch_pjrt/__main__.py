@@ -1,14 +1,14 @@
-"""python -m torch_pjrt <command>: conformance | bench | info | env
+"""python -m torch_pjrt <command>: conformance | bench | pytorch-tests | info | env
 
-info and env are user tools (_info.py, _env.py); conformance and bench
-are developer tools, in the tools/ subpackage."""
+info and env are user tools (_info.py, _env.py); conformance, bench and
+pytorch-tests are developer tools, in the tools/ subpackage."""
 import sys
 
 
 def main():
-    cmds = {"conformance", "bench", "info", "env"}
+    cmds = {"conformance", "bench", "pytorch-tests", "info", "env"}
     if len(sys.argv) < 2 or sys.argv[1] not in cmds:
-        print("usage: python -m torch_pjrt {conformance|bench|info|env} [options]", file=sys.stderr)
+        print("usage: python -m torch_pjrt {conformance|bench|pytorch-tests|info|env} [options]", file=sys.stderr)
         return 2
     cmd, rest = sys.argv[1], sys.argv[2:]
     if cmd == "info":  # first: it also reports a package that failed to load
@@ -21,6 +21,9 @@ def main():
     if cmd == "conformance":
         from .tools import conformance
         return conformance.main(rest)
+    if cmd == "pytorch-tests":
+        from .tools import pytorch_tests
+        return pytorch_tests.main(rest)
     if cmd == "bench":
         from .tools.bench import cli
         return cli.main(rest)

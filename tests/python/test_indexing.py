@@ -270,6 +270,46 @@ def test_index_put_duplicate_accumulate_sums():
     assert t.cpu().tolist() == [7.0, 0.0, 8.0]
 
 
+def _accumulate_many(n, size, dtype, ndim=1):
+    """index_put_(accumulate=True) of n values at random (mostly repeated,
+    negative as well) positions of a `size`-element tensor, against the CPU.
+    Floats: each position sums about n/size values in another order than the
+    CPU, so both results are held to the summation bound around the exact
+    (float64) sum: count * eps * (sum of the magnitudes added there)."""
+    shape = (size,) if ndim == 1 else (size // 10, 10)
+    x = rand(shape, dtype)
+    idx = tuple(torch.randint(-s, s, (n,)) for s in shape)
+    v = rand((n,), dtype)
+    got = x.to(TPU).index_put_(tuple(i.to(TPU) for i in idx), v.to(TPU), accumulate=True)
+    want = x.clone().index_put_(idx, v, accumulate=True)
+    if not dtype.is_floating_point:
+        assert_close(got, want)
+        return
+    exact = x.double().index_put_(idx, v.double(), accumulate=True)
+    mass = x.double().abs().index_put_(idx, v.double().abs(), accumulate=True)
+    count = torch.ones(shape, dtype=torch.float64).index_put_(idx, torch.ones(n, dtype=torch.float64),
+                                                              accumulate=True)
+    bound = count * torch.finfo(dtype).eps * mass
+    assert ((want.double() - exact).abs() <= bound).all()  # the bound holds for the CPU
+    assert got.device.type == "tpu"
+    err = (got.cpu().double() - exact).abs()
+    assert (err <= bound).all(), f"largest error {err.max().item():.3g} over the summation bound"
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.int32])
+def test_index_put_accumulate_duplicates(dtype):
+    for n, size in [(1, 5), (50, 3), (1000, 7), (5000, 1000)]:
+        _accumulate_many(n, size, dtype)
+    _accumulate_many(3000, 60, dtype, ndim=2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64])
+def test_index_put_accumulate_many_indices_is_fast(dtype):
+    # A million indices into a thousand elements: scatter-add handles
+    # repeated positions itself, so the time grows with the index count.
+    _accumulate_many(1_000_000, 1000, dtype)
+
+
 # ---------------------------------------------------------------- index_add / copy / fill, take, masked_scatter
 
 
