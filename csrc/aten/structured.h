@@ -21,6 +21,9 @@ struct Structured final : Meta {
       : outs(std::move(given)), inplace_(inplace) {
     outs.resize(8);
   }
+  // One output given and borrowed, not copied (in-place self, out=): a copy
+  // of a tensor Python holds takes the GIL. outs stays empty.
+  Structured(const at::Tensor& given, bool inplace) : outs(8), given_(&given), inplace_(inplace) {}
 
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                           at::TensorOptions options TPU_OUTPUT_NAMES_PARAM) override {
@@ -30,15 +33,15 @@ struct Structured final : Meta {
                               at::TensorOptions options TPU_OUTPUT_NAMES_PARAM) override {
     set(i, sizes, strides, options);
   }
-  const at::Tensor& maybe_get_output(int64_t i) override { return outs[i]; }
+  const at::Tensor& maybe_get_output(int64_t i) override { return i == 0 && given_ ? *given_ : outs[i]; }
 
   std::vector<at::Tensor> outs;
 
  private:
   void set(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options) {
-    at::Tensor& out = outs[i];
+    const at::Tensor& out = i == 0 && given_ ? *given_ : outs[i];
     if (!out.defined()) {
-      out = strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
+      outs[i] = strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
     } else if (inplace_) {
       TORCH_CHECK(out.sizes() == sizes, "output with shape ", out.sizes(), " doesn't match the broadcast shape ",
                   sizes);
@@ -54,6 +57,7 @@ struct Structured final : Meta {
     if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>)
       at::TensorIteratorBase::set_output_raw_strided(i, sizes, strides, options TPU_NO_OUTPUT_NAMES);
   }
+  const at::Tensor* given_ = nullptr;
   bool inplace_;
 };
 
@@ -68,14 +72,14 @@ at::Tensor functional(Impl impl, const A&... a) {
 }
 template <class Meta, class Impl, class... A>
 at::Tensor& inplace(at::Tensor& self, Impl impl, const A&... a) {
-  Structured<Meta> m({self}, true);
+  Structured<Meta> m(self, true);
   m.meta(self, a...);
   impl(m, self, self, a...);
   return self;
 }
 template <class Meta, class Impl, class... A>
 at::Tensor& out_variant(at::Tensor& out, Impl impl, const A&... a) {
-  Structured<Meta> m({out});
+  Structured<Meta> m(out, false);
   m.meta(a...);
   impl(m, out, a...);
   return out;

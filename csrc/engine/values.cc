@@ -39,18 +39,39 @@ std::mutex g_scalar_mu;
 // would call into a plugin that may already be torn down.
 auto& g_scalars = *new std::map<std::pair<int, uint64_t>, Ref>();
 
+// The few scalars a thread's ops use again and again (an add's alpha of 1),
+// looked up without the process-wide lock: a small direct-mapped table per
+// thread, leaked with the thread for the reason above.
+struct RecentScalar {
+  int dtype = -1;
+  uint64_t bits = 0;
+  Ref ref;
+};
+constexpr size_t kRecentScalars = 16;
+thread_local RecentScalar* t_recent = nullptr;
+
 template <typename T>
 Ref cached_scalar(shlo::DType dtype, T v) {
   uint64_t bits = 0;
   std::memcpy(&bits, &v, sizeof(T));
-  std::lock_guard<std::mutex> g(g_scalar_mu);
-  auto key = std::make_pair(static_cast<int>(dtype), bits);
-  auto it = g_scalars.find(key);
-  if (it != g_scalars.end()) return it->second;
-  if (g_scalars.size() > 4096) g_scalars.clear();
-  Ref r = from_host(&v, shlo::Type{dtype, {}});
-  r.node->device = kAnyDevice;
-  g_scalars.emplace(key, r);
+  if (!t_recent) t_recent = new RecentScalar[kRecentScalars];
+  RecentScalar& slot = t_recent[((bits * 0x9e3779b97f4a7c15ull + static_cast<uint64_t>(dtype)) >> 32) % kRecentScalars];
+  if (slot.dtype == static_cast<int>(dtype) && slot.bits == bits) return slot.ref;
+  Ref r;
+  {
+    std::lock_guard<std::mutex> g(g_scalar_mu);
+    auto key = std::make_pair(static_cast<int>(dtype), bits);
+    auto it = g_scalars.find(key);
+    if (it != g_scalars.end()) {
+      r = it->second;
+    } else {
+      if (g_scalars.size() > 4096) g_scalars.clear();
+      r = from_host(&v, shlo::Type{dtype, {}});
+      r.node->device = kAnyDevice;
+      g_scalars.emplace(key, r);
+    }
+  }
+  slot = RecentScalar{static_cast<int>(dtype), bits, r};
   return r;
 }
 

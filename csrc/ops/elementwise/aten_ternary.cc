@@ -56,7 +56,7 @@ struct ClampTensor {
                   at::OptionalTensorRef hi) const {
     // One tensor bound is a plain minimum / maximum, which the CPU allows for bool.
     check_dtype("clamp", m.common_dtype(), lo.has_value() != hi.has_value() ? Accepts::All : Accepts::NoBool);
-    std::vector<at::Tensor> in{self};
+    std::vector<std::reference_wrapper<const at::Tensor>> in{self};
     if (lo) in.push_back(*lo);
     if (hi) in.push_back(*hi);
     pointwise(out, "clamp_tensor", in, common(m), {}, Clamp{}, lo.has_value(), hi.has_value());

@@ -58,6 +58,7 @@ def main(argv=None):
     print("(a) small ops")
     res["ops"] = ops.bench_ops(a.repeats)
     res["launch_floor"] = ops.bench_launch_floor(a.repeats)
+    res["fused_record"] = ops.bench_fused_record(a.repeats)
     if a.ops:
         res["ratios"] = ops.ratios(res)
         return _write(a, res)

@@ -116,8 +116,31 @@ def bench_launch_floor(repeats, inner=2000):
     return out
 
 
+def bench_fused_record(repeats, inner=2000):
+    """Fused mode's host cost of recording an op: `a + b` of one element in
+    a loop, nothing launched per op (each result dropped, so a cluster
+    holds nothing to compute), beside PyTorch CPU eager's whole `a + b` of
+    one element. Both sides are dispatch, dtype rules and an output tensor;
+    the tpu side records a node where the CPU adds."""
+    a, b = torch.randn(1), torch.randn(1)
+    ta, tb = a.to("tpu"), b.to("tpu")
+
+    def adds(x, y):
+        for _ in range(inner):
+            x + y
+
+    r = interleaved({"cpu": (lambda: adds(a, b), no_sync, None),
+                     "tpu": (lambda: adds(ta, tb), no_sync, "fused")}, max(repeats, 7))
+    torch.tpu.synchronize()
+    cpu, tpu = r["cpu"][0] / inner, r["tpu"][0] / inner
+    print(f"  fused record of add_1  torch cpu {cpu * 1e6:6.2f} us   tpu fused {tpu * 1e6:6.2f} us   "
+          f"{tpu / cpu:5.2f}x")
+    return {"torch_cpu_us": cpu * 1e6, "tpu_fused_record_us": tpu * 1e6, "ratio": tpu / cpu}
+
+
 def ratios(res):
     return {
+        "fused_record_over_torch_cpu_add": res["fused_record"]["ratio"],
         "strict_small_op_over_torch_cpu": res["ops"]["add_1k"]["ratio"],
         # the worse of the two sizes
         "strict_small_op_over_launch_floor": max(c["ratio"] for c in res["launch_floor"].values()),
