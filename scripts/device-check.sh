@@ -79,6 +79,7 @@ EOF
 )
     [ -n "$inc" ] || { echo "pjrt_c_api.h not found: install xla-cpu-pjrt or set PJRT_INCLUDE_DIR"; return 1; }
   fi
+  case $inc in /* | "") ;; *) inc=$root/$inc ;; esac
   local gen=()
   command -v ninja >/dev/null && gen=(-G Ninja)
   export CCACHE_BASEDIR=$root
