@@ -14,10 +14,18 @@ from setuptools.command.build_ext import build_ext
 ROOT = Path(__file__).resolve().parent
 
 
-# The torch releases this source builds against: csrc/aten/torch_compat.h
-# bridges their C++ differences, python/torch_pjrt/_torch_compat.py their
-# Python ones. A wheel is built against one of them and requires it.
-SUPPORTED_TORCH = ("2.11", "2.12", "2.13", "2.14")
+# The torch releases this source builds against, as
+# python/torch_pjrt/_torch_compat.py lists them (read as a file: the package
+# cannot be imported before it is built): csrc/aten/torch_compat.h bridges
+# their C++ differences, _torch_compat.py their Python ones. A wheel is
+# built against one of them and requires it.
+def _torch_compat():
+    ns = {}
+    exec((ROOT / "python" / "torch_pjrt" / "_torch_compat.py").read_text(), ns)
+    return ns
+
+
+SUPPORTED_TORCH = _torch_compat()["RELEASES"]
 
 
 def torch_release():

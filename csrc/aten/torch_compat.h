@@ -30,3 +30,15 @@
 #else
 #define TPU_OPTYPE_REDUCE_SCATTER_COALESCED c10d::OpType::REDUCE_SCATTER_TENSOR_COALESCED
 #endif
+
+// rms_norm joined autocast's fp32 list (AT_FORALL_FP32) in torch 2.12, as
+// layer_norm's sibling; before, it is registered here with the same policy,
+// so rms_norm under autocast runs in float32 on every release.
+#define TPU_AUTOCAST_RMS_NORM_FP32 TPU_TORCH_BEFORE(2, 12)
+
+// native_group_norm on a device without a kernel of its own runs torch's
+// math_group_norm (CompositeExplicitAutograd). In torch 2.13 it computes the
+// statistics with var_mean; before, it reshapes the input and calls
+// native_batch_norm, which the tpu has no kernel for (group norm ran on the
+// CPU). On those releases the tpu registers 2.13's decomposition itself.
+#define TPU_GROUP_NORM_DECOMPOSED TPU_TORCH_BEFORE(2, 13)

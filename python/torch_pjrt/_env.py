@@ -42,6 +42,16 @@ FOREIGN = {
     "JOBS": ("2", "build time: parallel jobs of `scripts/build.sh` and `scripts/test.sh`"),
     "CCACHE_BASEDIR": ("the source tree", "build time: ccache's base directory (`scripts/build.sh`, `scripts/wheel.sh`)"),
     "PY": ("`.venv/bin/python`", "tests: the Python `scripts/test.sh` runs the suite with"),
+    "PJRT_INCLUDE_DIR": ("the xla-cpu-pjrt wheel's", "build time: the folder of `pjrt_c_api.h` for "
+                         "`scripts/device-check.sh` where no installed package ships it"),
+    "DEVICE_CHECK_BUILD_DIR": ("`build/torch-MAJOR.MINOR`", "device check: the build folder of "
+                               "`scripts/device-check.sh`"),
+    "DEVICE_CHECK_TESTS": ("device, modes, compile, kernels, distributed", "device check: the test files "
+                           "(names without `.py`) `scripts/device-check.sh` runs"),
+    "DEVICE_CHECK_BENCH": ("`bench-llama 16 3 fused`", "device check: the decode bench of `scripts/device-check.sh`: "
+                           "model, new tokens, repeats, eager modes (`tiny 4 3` for a small machine)"),
+    "DEVICE_CHECK_TIMEOUT_<STEP>": ("per step, 8 minutes in all", "device check: the seconds a step of "
+                                    "`scripts/device-check.sh` may take (BUILD, ENV, CPP, PYTEST, DEMO, BENCH)"),
 }
 
 _CORE = {name: (fallback, doc) for name, fallback, doc in _C._environment()}

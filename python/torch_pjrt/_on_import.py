@@ -16,14 +16,15 @@ import re
 import sys
 import warnings
 
+# The torch releases the patches of torch itself were written and tested for
+# (the wheel's own requirement pins the one it was built against).
+from ._torch_compat import TORCH_RELEASES  # noqa: F401  (re-exported)
+
 # Every change torch_pjrt makes to another package, as registered:
 # (module, action, the upstream releases it was written for, as a
 # requirement such as "accelerate>=1.16,<1.17").
 PATCHES = []
 
-# The torch releases the patches of torch itself were written and tested for
-# (the wheel's own requirement pins the one it was built against).
-TORCH_RELEASES = "torch>=2.13,<2.15"
 _failed = {}  # (module, action name) -> the requirement it was written for
 
 

@@ -48,11 +48,16 @@ def _tpu_path():
 
 
 def _cuda_path():
+    # jax-cuda13-pjrt (and -cuda12-) lay the plugin out as
+    # jax_plugins/xla_cuda13/xla_cuda_plugin.so; xla-cuda13-pjrt as
+    # xla-cpu-pjrt does, xla_plugins/xla_cuda13_pjrt/<name>.so. The named file
+    # first, then any shared object in the package's folder.
     cands = []
     for mod in ("jax_plugins.xla_cuda13", "xla_plugins.xla_cuda13_pjrt", "jax_plugins.xla_cuda12"):
         d = _module_dir(mod)
         if d:
-            cands += sorted(glob.glob(os.path.join(d, "*.so")))
+            named = [os.path.join(d, n) for n in ("xla_cuda_plugin.so", "xla_cuda13_pjrt.so")]
+            cands += named + sorted(set(glob.glob(os.path.join(d, "*.so"))) - set(named))
     return _first(cands)
 
 

@@ -361,8 +361,13 @@ def threads(scenario, world, out):
     own default group (c10d's thread-local world, as its multi-threaded
     tests use)."""
     import traceback
-    from torch.testing._internal.distributed.multi_threaded_pg import _install_threaded_pg
-    _install_threaded_pg()
+    from torch.testing._internal.distributed import multi_threaded_pg
+    # torch 2.11's destroy_process_group reads the world's `comms` (torchcomms
+    # communicators to finalize), which the thread-local world of its own
+    # testing module does not have; later releases give it one. None here.
+    if not hasattr(multi_threaded_pg.ThreadLocalWorld, "comms"):
+        multi_threaded_pg.ThreadLocalWorld.comms = property(lambda self: [])
+    multi_threaded_pg._install_threaded_pg()
     torch._C._distributed_c10d._set_thread_isolation_mode(True)
     store = dist.HashStore()
     timeout = datetime.timedelta(seconds=float(os.environ.get("DIST_TIMEOUT", "120")))

@@ -275,6 +275,25 @@ def test_bench_command_line(tmp_path):
     assert os.path.getsize(tmp_path / "bench.png") > 0
 
 
+def test_bench_only_decode_beside_a_chosen_baseline(tmp_path):
+    # What scripts/device-check.sh runs: decoding alone, beside torch's
+    # eager on the baseline device (cuda on a GPU machine; cpu here).
+    baseline = "cuda" if torch.cuda.is_available() else "cpu"
+    r = subprocess.run([sys.executable, "-m", "torch_pjrt", "bench", "--out", str(tmp_path), "--repeats", "1",
+                        "--modes", "fused", "--decode-tokens", "2", "--model", "tiny", "--only-decode",
+                        "--baseline", baseline], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    with open(tmp_path / "bench.json") as f:
+        b = json.load(f)
+    assert b["baseline"] == baseline and set(b["decode"]) == {"b1", "b64"} and "train" not in b
+    assert sorted(b["ratios"]) == [f"fused_decode_b1_over_torch_{baseline}", f"fused_decode_b64_over_torch_{baseline}"]
+    assert all(v > 0 for v in b["ratios"].values())
+    if not torch.cuda.is_available():
+        r = subprocess.run([sys.executable, "-m", "torch_pjrt", "bench", "--only-decode", "--baseline", "cuda"],
+                           capture_output=True, text=True, timeout=300)
+        assert r.returncode == 2 and "--baseline cuda: this torch sees no CUDA device" in r.stderr
+
+
 def test_conformance_command_line(tmp_path):
     r = subprocess.run([sys.executable, "-m", "torch_pjrt", "conformance", "--ops", "add,softmax,sort",
                         "--out", str(tmp_path)], capture_output=True, text=True, timeout=900)

@@ -180,6 +180,23 @@ def test_the_plugin_choice_follows_the_environment():
     assert torch_pjrt.runtime_info()["plugin_choice"] == torch_pjrt.plugin_choice.reason
 
 
+@pytest.mark.parametrize("package,names", [
+    ("jax_plugins/xla_cuda13", ["xla_cuda_plugin.so", "other.so"]),  # jax-cuda13-pjrt
+    ("xla_plugins/xla_cuda13_pjrt", ["xla_cuda13_pjrt.so"]),  # xla-cuda13-pjrt
+])
+def test_the_cuda_plugin_is_found_in_its_package_layout(tmp_path, monkeypatch, package, names):
+    d = tmp_path.joinpath(*package.split("/"))
+    d.mkdir(parents=True)
+    (d / "__init__.py").write_text("")
+    for n in names:
+        (d / n).write_bytes(b"")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    # The namespace packages are looked up afresh on the new path.
+    for mod in ("jax_plugins", "xla_plugins"):
+        monkeypatch.delitem(sys.modules, mod, raising=False)
+    assert torch_pjrt._plugins.resolve("cuda").path == str(d / names[0])
+
+
 def test_the_build_record_lists_every_file_of_the_package():
     from torch_pjrt import _build_info
 

@@ -251,7 +251,9 @@ def test_fused_read_launches_the_work_it_does_not_need_behind_it(restore_mode):
     s = torch.sin(x.to(TPU))
     total = s.sum() * 2
     before = torch_pjrt.fused_stats()["flushes"]
-    assert total.item() == pytest.approx(float(torch.sin(x).sum() * 2), rel=1e-5)
+    # An absolute bound too: a sum of 16 sines can land near 0, where float32
+    # rounding in another order exceeds any relative one.
+    assert total.item() == pytest.approx(float(torch.sin(x).sum() * 2), rel=1e-5, abs=1e-5)
     assert torch_pjrt.fused_stats()["flushes"] == before + 1
     assert_close(s, torch.sin(x))
 

@@ -1,10 +1,12 @@
-// Layer norm and RMS norm, forward and backward: ATen entry points and their
-// registration. The lowering is norm.h.
+// Layer norm and RMS norm, forward and backward (and group norm's forward on
+// torch releases before 2.13): ATen entry points and their registration. The
+// lowering is norm.h.
 #include <ATen/native/layer_norm.h>
 
 #include <limits>
 
 #include "aten/library.h"
+#include "aten/torch_compat.h"
 #include "ops/common/aten_common.h"
 #include "ops/norm/norm.h"
 #include "ops/reduction/reduction.h"
@@ -171,6 +173,27 @@ std::tuple<at::Tensor, at::Tensor> _fused_rms_norm_backward(const at::Tensor& gr
   return {gi, gw};
 }
 
+#if TPU_GROUP_NORM_DECOMPOSED
+// Group norm as torch 2.13's math_group_norm computes it (see
+// aten/torch_compat.h): the statistics of each (sample, group) by var_mean,
+// then the per-channel affine. Autograd is unchanged: native_group_norm's
+// derivative formula applies to this kernel as to the CPU's.
+std::tuple<at::Tensor, at::Tensor, at::Tensor> native_group_norm(const at::Tensor& input,
+                                                                 const std::optional<at::Tensor>& weight,
+                                                                 const std::optional<at::Tensor>& bias, int64_t n,
+                                                                 int64_t c, int64_t hxw, int64_t group, double eps) {
+  at::Tensor x = input.contiguous().view({n, group, -1});
+  auto [var, mean] = at::var_mean(x, {2}, /*correction=*/0, /*keepdim=*/true);
+  at::Tensor rstd = at::rsqrt(var + eps);
+  at::Tensor out = ((x - mean) * rstd).view(input.sizes());
+  std::vector<int64_t> channel(input.dim(), 1);
+  channel[1] = c;
+  if (present(weight)) out = out * weight->view(channel);
+  if (present(bias)) out = out + bias->view(channel);
+  return {out, mean.view({n, group}), rstd.view({n, group})};
+}
+#endif
+
 }  // namespace
 
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
@@ -179,6 +202,9 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("_fused_rms_norm_backward", &_fused_rms_norm_backward);
   m.impl("native_layer_norm", &native_layer_norm);
   m.impl("native_layer_norm_backward", &native_layer_norm_backward);
+#if TPU_GROUP_NORM_DECOMPOSED
+  m.impl("native_group_norm", &native_group_norm);
+#endif
 }
 
 }  // namespace tpu

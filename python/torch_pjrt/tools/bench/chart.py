@@ -25,7 +25,9 @@ def overview(result, path):
     for mode in result["modes"]:
         labels.append(f"train {mode}")
         values.append(tr["torch_cpu_s"] / tr[f"tpu_{mode}_s"])
-    for b, d in result["decode"].items():
+    # Decoding beside torch's CUDA eager (--baseline cuda) is another scale:
+    # its ratios are in bench.json only.
+    for b, d in result["decode"].items() if result.get("baseline", "cpu") == "cpu" else ():
         for mode in result["modes"]:
             labels.append(f"decode {b} {mode}")
             values.append(d[f"tpu_{mode}_tokens_per_s"] / d["torch_cpu_tokens_per_s"])

@@ -1,10 +1,11 @@
 """python -m torch_pjrt bench [options]: the command line. By default (a)
 per-op latency, (b) a training step per eager mode, (c) greedy decoding
-tokens/s per mode at batch 1 and 64, (d) time to the first training step
-with a cold and a warm disk cache, and (e) with --model bench-llama or
---compiled on, torch.compile beside inductor. Writes bench.json and
-bench.png. --dist and --moe run their own benchmark instead (dist.json,
-moe.json)."""
+tokens/s per mode at batch 1 and 64 beside PyTorch on the CPU (--baseline
+cuda: on the GPU; --only-decode runs just this), (d) time to the first
+training step with a cold and a warm disk cache, and (e) with --model
+bench-llama or --compiled on, torch.compile beside inductor. Writes
+bench.json and bench.png. --dist and --moe run their own benchmark instead
+(dist.json, moe.json)."""
 import argparse
 import json
 import os
@@ -28,6 +29,11 @@ def main(argv=None):
     ap.add_argument("--compiled", choices=("auto", "on", "off"), default="auto",
                     help="torch.compile side (tpu backend, CPU eager, inductor); auto: with --model bench-llama")
     ap.add_argument("--only-compiled", action="store_true", help="run only the torch.compile side")
+    ap.add_argument("--baseline", choices=("cpu", "cuda"), default="cpu",
+                    help="where PyTorch eager runs beside the tpu in (c) greedy decoding: cpu, or cuda (torch's own "
+                         "GPU path, beside the tpu device on XLA:GPU on the same machine)")
+    ap.add_argument("--only-decode", action="store_true",
+                    help="only (c) greedy decoding at batch 1 and 64 beside --baseline")
     ap.add_argument("--ops", action="store_true",
                     help="only the per-op latencies beside PyTorch CPU eager and the launch floor")
     ap.add_argument("--dist", action="store_true",
@@ -55,6 +61,14 @@ def main(argv=None):
     with_compiled = a.compiled == "on" or (a.compiled == "auto" and a.model == "bench-llama") or a.only_compiled
     if a.only_compiled:
         return _write_compiled(a, res, cfg)
+    if a.baseline == "cuda" and not torch.cuda.is_available():
+        ap.error("--baseline cuda: this torch sees no CUDA device")
+    res["baseline"] = a.baseline
+    if a.only_decode:
+        print(f"(c) greedy decoding beside torch {a.baseline} eager")
+        res["decode"] = _decode(a, cfg, modes)
+        res["ratios"] = _decode_ratios(res["decode"], modes, a.baseline)
+        return _write(a, res)
     print("(a) small ops")
     res["ops"] = ops.bench_ops(a.repeats)
     res["launch_floor"] = ops.bench_launch_floor(a.repeats)
@@ -65,7 +79,7 @@ def main(argv=None):
     print("(b) training step, batch 4, sequence 64")
     res["train"] = eager.bench_train(cfg, modes, a.repeats, 4, 64)
     print("(c) greedy decoding")
-    res["decode"] = {f"b{b}": eager.bench_decode(cfg, modes, b, a.decode_tokens, a.repeats) for b in (1, 64)}
+    res["decode"] = _decode(a, cfg, modes)
     print("(d) time to first training step")
     res["first_step"] = eager.bench_first_step(a.model, "fused" if "fused" in modes else modes[0])
     tr, d64 = res["train"], res["decode"]["b64"]
@@ -74,8 +88,11 @@ def main(argv=None):
     if "fused" in modes and "strict" in modes:
         ratios["fused_over_strict_train_step"] = tr["tpu_strict_s"] / tr["tpu_fused_s"]
     if "fused" in modes:
-        ratios["fused_decode_b64_over_torch_cpu"] = d64["tpu_fused_tokens_per_s"] / d64["torch_cpu_tokens_per_s"]
         ratios["fused_train_step_over_torch_cpu"] = tr["torch_cpu_s"] / tr["tpu_fused_s"]
+        if a.baseline == "cpu":
+            ratios["fused_decode_b64_over_torch_cpu"] = d64["tpu_fused_tokens_per_s"] / d64["torch_cpu_tokens_per_s"]
+    if a.baseline != "cpu":
+        ratios.update(_decode_ratios(res["decode"], modes, a.baseline))
     if with_compiled:
         print("(e) torch.compile: tpu backend, PyTorch CPU eager, inductor")
         res["compiled"] = compiled.bench_compiled(cfg, a.repeats, a.decode_tokens)
@@ -83,6 +100,17 @@ def main(argv=None):
         ratios.update(compiled.ratios(res["compiled"]))
     res["ratios"] = ratios
     return _write(a, res)
+
+
+def _decode(a, cfg, modes):
+    return {f"b{b}": eager.bench_decode(cfg, modes, b, a.decode_tokens, a.repeats, a.baseline) for b in (1, 64)}
+
+
+def _decode_ratios(decode, modes, baseline):
+    """{MODE_decode_bB_over_torch_BASELINE: tpu tokens/s over PyTorch's}."""
+    return {f"{mode}_decode_{b}_over_torch_{baseline}":
+            d[f"tpu_{mode}_tokens_per_s"] / d[f"torch_{baseline}_tokens_per_s"]
+            for b, d in decode.items() for mode in modes}
 
 
 def _write_compiled(a, res, cfg):

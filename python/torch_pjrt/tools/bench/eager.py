@@ -14,7 +14,7 @@ import torch
 import torch_pjrt
 
 from .models import MODELS, model
-from .timing import cold_and_warm, interleaved, mode_sides
+from .timing import cold_and_warm, interleaved, mode_sides, no_sync
 
 
 def bench_train(cfg, modes, repeats, batch, seq):
@@ -45,7 +45,10 @@ def bench_train(cfg, modes, repeats, batch, seq):
     return out
 
 
-def bench_decode(cfg, modes, batch, new_tokens, repeats):
+def bench_decode(cfg, modes, batch, new_tokens, repeats, baseline="cpu"):
+    """Greedy decoding on the tpu beside PyTorch eager on `baseline` (cpu,
+    or cuda: torch's own GPU path on the machine whose GPU the tpu device
+    drives through XLA:GPU)."""
     base = model(cfg).eval()
     prompt = torch.randint(1, cfg["vocab_size"], (batch, 16))
 
@@ -53,15 +56,19 @@ def bench_decode(cfg, modes, batch, new_tokens, repeats):
         return lambda: m.generate(p, attention_mask=torch.ones_like(p), max_new_tokens=new_tokens,
                                   min_new_tokens=new_tokens, do_sample=False)
 
-    sides = mode_sides(gen(base, prompt), lambda: gen(copy.deepcopy(base).to("tpu"), prompt.to("tpu")), modes)
+    base_name = f"torch_{baseline}"
+    base_sync = torch.cuda.synchronize if baseline == "cuda" else no_sync
+    base_fn = gen(copy.deepcopy(base).to(baseline), prompt.to(baseline)) if baseline != "cpu" else gen(base, prompt)
+    sides = mode_sides(base_fn, lambda: gen(copy.deepcopy(base).to("tpu"), prompt.to("tpu")), modes,
+                       base_name, base_sync)
     r = interleaved(sides, repeats, warmup=1)
     out = {}
-    cpu = r["torch_cpu"][0]
+    ref = r[base_name][0]
     for name, (t, c) in r.items():
         out[f"{name}_tokens_per_s"] = batch * new_tokens / t
         out[f"{name}_process_cpu_s"] = c
         label = name.replace("_", " ", 1)
-        rel = "" if name == "torch_cpu" else f"   {cpu / t:6.2f}x torch cpu"
+        rel = "" if name == base_name else f"   {ref / t:6.2f}x torch {baseline}"
         print(f"  decode b{batch} {label:<10} {batch * new_tokens / t:9.1f} tokens/s{rel}   (process cpu {c:.2f} s)")
     return out
 

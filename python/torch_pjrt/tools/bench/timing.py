@@ -32,7 +32,7 @@ def interleaved(sides, repeats, warmup=2):
     """Times each side's fn (then its sync) once per round, rounds
     alternating the sides, so drift on a shared machine (frequency, other
     load) hits every side alike. sides: {name: (fn, sync, mode)}, mode None
-    for PyTorch CPU. Returns {name: (median wall s, median process CPU s)};
+    for PyTorch eager. Returns {name: (median wall s, median process CPU s)};
     process CPU counts all threads: on a loaded machine wall time favours
     whichever side runs more threads, CPU time shows the work each side
     does."""
@@ -69,10 +69,11 @@ def no_sync():
     pass
 
 
-def mode_sides(cpu_fn, make_tpu_fn, modes):
-    """PyTorch CPU beside one side per eager mode; make_tpu_fn() builds each
-    tpu side's fn (model copy included) in its own mode."""
-    sides = {"torch_cpu": (cpu_fn, no_sync, None)}
+def mode_sides(base_fn, make_tpu_fn, modes, base="torch_cpu", base_sync=no_sync):
+    """PyTorch eager (base: torch_cpu, or torch_cuda with its sync) beside
+    one side per eager mode; make_tpu_fn() builds each tpu side's fn (model
+    copy included) in its own mode."""
+    sides = {base: (base_fn, base_sync, None)}
     for mode in modes:
         with process_mode(mode):
             sides[f"tpu_{mode}"] = (make_tpu_fn(), torch.tpu.synchronize, mode)
