@@ -5,8 +5,9 @@
 # pass tests the package as users install it: the wheel, in a fresh venv
 # outside the tree; the others test the developer's editable install. Then
 # the same package built against the other torch releases listed in
-# TORCH_PJRT_TEST_TORCH (e.g. "2.14.1"; unset or empty: none), each in a venv
-# of its own (scripts/other_torch.sh).
+# TORCH_PJRT_TEST_TORCH (unset: 2.14.1, the newest the registry serves; empty:
+# none), each in a venv of its own (scripts/other_torch.sh; about 25 minutes
+# on two cores, most of it the second build).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
@@ -53,7 +54,7 @@ for i in "${!pids[@]}"; do
   cat "$logs/$mode.log"
   [ "$rc" = 0 ] || status=$rc
 done
-for version in ${TORCH_PJRT_TEST_TORCH:-}; do
+for version in ${TORCH_PJRT_TEST_TORCH-2.14.1}; do
   rc=0
   bash scripts/other_torch.sh "$version" "$@" || rc=$?
   echo "== torch $version: exit status $rc"

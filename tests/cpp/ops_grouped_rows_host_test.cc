@@ -70,7 +70,11 @@ TEST(OpsGroupedRowsHost, NegativeCountsAndCountsPastTheRows) { check({-4, 6, 30,
 TEST(OpsGroupedRowsHost, LargeProductsSplitOverThePool) {
   // 134M multiply-adds: pieces of panels that XLA's pool threads share
   // with the calling one, where the pool has more than one.
+  // A pool thread takes a piece only when it is free before the calling
+  // thread has done them all: on a loaded machine one product may run
+  // alone, so the split must show within a few.
   const int64_t before = ops::grouped_rows_host_pieces_elsewhere();
-  check({9, 0, 30, 25}, 64, 512, 4096);
+  for (int i = 0; i < 5 && ops::grouped_rows_host_pieces_elsewhere() == before; ++i)
+    check({9, 0, 30, 25}, 64, 512, 4096);
   if (pjrt::ffi::host_pool_threads() > 1) EXPECT_GT(ops::grouped_rows_host_pieces_elsewhere(), before);
 }
