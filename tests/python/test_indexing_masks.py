@@ -1,6 +1,8 @@
 """Mask indexing on the tpu against PyTorch on the CPU: byte (uint8) masks
 read and written like bool masks with the CPU's deprecation warning on every
 call, index_put's checks in the CPU's order, and indices into a dim of size 0."""
+import random
+import re
 import warnings
 
 import pytest
@@ -98,3 +100,24 @@ def test_index_into_empty_dim_raises_at_the_call():
     # An empty index into an empty dim selects nothing.
     check(lambda a, ii: a[:, ii], x, torch.tensor([], dtype=torch.long))
     check(lambda a, ii: a[ii], x, torch.randint(0, 10, (3,)))
+
+
+@pytest.mark.parametrize("dtype", [torch.int64, torch.int32])
+def test_indices_from_host_raise_at_the_call(dtype):
+    # Indices copied to the device keep their host min and max: one out of
+    # range raises the CPU's error at the op, not at a later read.
+    n = random.randint(3, 12)
+    x = torch.randn(n, 4)
+    bad = torch.randint(0, n, (5,), dtype=dtype)
+    bad[0] = random.choice([n, -n - 1, n + 7])
+    with pytest.raises(IndexError) as cpu_err:
+        x[bad]
+    for op in [lambda a, i: a[i], lambda a, i: a.index_put_((i,), torch.tensor(1.0, device=TPU))]:
+        with pytest.raises(IndexError, match=re.escape(str(cpu_err.value).splitlines()[0])):
+            op(x.to(TPU), bad.to(TPU))
+    # In range, the same tensors index as on the CPU; a view of the bad
+    # tensor's in-range part is still allowed.
+    good = torch.randint(-n, n, (7,), dtype=dtype)
+    check(lambda a, i: a[i], x, good)
+    check(lambda a, i: a.index_put_((i,), torch.ones(4), accumulate=True), x, good)
+    assert_close(x.to(TPU)[bad.to(TPU)[1:]], x[bad[1:]])
