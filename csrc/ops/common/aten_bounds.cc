@@ -25,9 +25,9 @@ using Vals = std::vector<shlo::Value>;
 
 struct Bounds {
   int64_t min = 0, max = 0;
-  // The values' own min and max, not only a range holding them: then a
-  // check can fail at once.
-  bool exact = false;
+  // The min and max of values copied from the host: a check against them
+  // fails at once, where one computed on the device fails at a later read.
+  bool from_host = false;
 };
 
 // Known [min, max] of device values, keyed by (node, output): storage values
@@ -92,9 +92,9 @@ void check_index_bounds(const at::Tensor& idx, int64_t lo, int64_t hi, const std
   std::optional<engine::Ref> base = storage_ref(idx);
   std::optional<Bounds> known = base ? known_bounds(*base) : std::nullopt;
   if (known && known->min >= lo && known->max < hi) return;
-  if (known && known->exact && whole_storage(idx)) {
-    // Indices copied from the host (or checked before) out of range: the
-    // CPU's error at the call, nothing deferred.
+  if (known && known->from_host && whole_storage(idx)) {
+    // Indices copied from the host out of range: the CPU's error at the
+    // call, nothing deferred.
     if (known->min < lo) fail(known->min);
     if (known->max >= hi) fail(known->max);
   }
@@ -102,7 +102,7 @@ void check_index_bounds(const at::Tensor& idx, int64_t lo, int64_t hi, const std
                       [](shlo::Builder& b, const Vals& in) { return Vals{ops::index_bounds(b, in[0])}; });
   std::optional<engine::Ref> keep = base && whole_storage(idx) ? base : std::nullopt;
   engine::defer_check(r, [lo, hi, fail, keep](const std::vector<int64_t>& mm) {
-    if (keep) remember_bounds(*keep, Bounds{mm[0], mm[1], true});
+    if (keep) remember_bounds(*keep, Bounds{mm[0], mm[1]});
     if (mm[0] < lo) fail(mm[0]);
     if (mm[1] >= hi) fail(mm[1]);
   });
