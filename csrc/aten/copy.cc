@@ -10,6 +10,7 @@
 #include "engine/graph.h"
 #include "engine/program.h"
 #include "engine/reads.h"
+#include "ops/common/aten_common.h"
 #include "ops/elementwise/elementwise.h"
 
 namespace tpu {
@@ -79,6 +80,7 @@ const at::Tensor& copy_into(const at::Tensor& dst, const at::Tensor& src) {
   if (conj != dst.is_conj()) v = conj_value(v);
   if (neg != dst.is_neg()) v = neg_value(v);
   write(dst, broadcast(cast(v, to_shlo(dst.scalar_type())), shape_of(dst.sizes())));
+  if (!src_tpu) note_host_indices(dst, src);
   return dst;
 }
 

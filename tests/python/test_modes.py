@@ -263,7 +263,8 @@ def test_fused_read_never_shows_data_a_held_check_rejects(restore_mode):
     torch_pjrt.set_eager_mode("fused")
     torch.tpu.synchronize()
     table = torch.randn(8, 4, device=TPU)
-    bad = torch.tensor([1, 9]).to(TPU)
+    # Computed on the device (an index copied from the host raises at the call).
+    bad = torch.tensor([1, 9]).to(TPU) + 0
     # A check the read does not need is held for the next read or sync: the
     # flag is right whatever the lookup finds.
     rows = table[bad]

@@ -4,7 +4,8 @@
 // the next host read or sync without waiting now (engine/checks.h; at once in
 // debug mode); a passed check is remembered per storage value, and index
 // outputs of our own ops (sort, topk, nonzero, unique's inverse...) are known
-// in range and never checked.
+// in range and never checked. Small integer tensors copied from the host keep
+// their host min and max: out of range, they raise at the call.
 #include <ATen/native/Resize.h>
 
 #include <mutex>
@@ -24,6 +25,9 @@ using Vals = std::vector<shlo::Value>;
 
 struct Bounds {
   int64_t min = 0, max = 0;
+  // The min and max of values copied from the host: a check against them
+  // fails at once, where one computed on the device fails at a later read.
+  bool from_host = false;
 };
 
 // Known [min, max] of device values, keyed by (node, output): storage values
@@ -88,6 +92,12 @@ void check_index_bounds(const at::Tensor& idx, int64_t lo, int64_t hi, const std
   std::optional<engine::Ref> base = storage_ref(idx);
   std::optional<Bounds> known = base ? known_bounds(*base) : std::nullopt;
   if (known && known->min >= lo && known->max < hi) return;
+  if (known && known->from_host && whole_storage(idx)) {
+    // Indices copied from the host out of range: the CPU's error at the
+    // call, nothing deferred.
+    if (known->min < lo) fail(known->min);
+    if (known->max >= hi) fail(known->max);
+  }
   engine::Ref r = op1("index_bounds", {read(idx)}, shlo::Type{shlo::DType::S64, {2}},
                       [](shlo::Builder& b, const Vals& in) { return Vals{ops::index_bounds(b, in[0])}; });
   std::optional<engine::Ref> keep = base && whole_storage(idx) ? base : std::nullopt;
@@ -101,6 +111,18 @@ void check_index_bounds(const at::Tensor& idx, int64_t lo, int64_t hi, const std
 void trust_indices(const at::Tensor& t, int64_t n) {
   if (t.numel() == 0 || !whole_storage(t)) return;
   if (std::optional<engine::Ref> base = storage_ref(t)) remember_bounds(*base, Bounds{0, std::max<int64_t>(n - 1, 0)});
+}
+
+void note_host_indices(const at::Tensor& dst, const at::Tensor& host) {
+  // A host pass over a small copy costs less than the program a deferred
+  // check of it would run.
+  constexpr int64_t kMaxNumel = int64_t{1} << 16;
+  if (dst.scalar_type() != at::kLong && dst.scalar_type() != at::kInt) return;
+  if (host.numel() == 0 || host.numel() > kMaxNumel || host.is_neg() || !whole_storage(dst)) return;
+  std::optional<engine::Ref> base = storage_ref(dst);
+  if (!base) return;
+  at::Tensor l = host.to(dst.scalar_type()).to(at::kLong);
+  remember_bounds(*base, Bounds{l.min().item<int64_t>(), l.max().item<int64_t>(), true});
 }
 
 std::vector<int64_t> fetch_i64(engine::Ref v, const char* what) {

@@ -63,6 +63,11 @@ void check_index_bounds(const at::Tensor& idx, int64_t lo, int64_t hi, const std
 // it is its whole storage.
 void trust_indices(const at::Tensor& t, int64_t n);
 
+// Records the min and max of integer host data just copied into `dst` when
+// dst is its whole storage and the copy is small: an index tensor moved to
+// the device and out of range then raises at the op that uses it.
+void note_host_indices(const at::Tensor& dst, const at::Tensor& host);
+
 // Reads an s64 device value back to the host (a data-dependent size or a
 // checked range); `what` names the read in a failure.
 std::vector<int64_t> fetch_i64(engine::Ref v, const char* what = "reading an index back");

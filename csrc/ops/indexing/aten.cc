@@ -60,6 +60,9 @@ Expanded expand_indices(const at::Tensor& self, const c10::List<std::optional<at
     }
     const at::Tensor& t = *o;
     if (t.scalar_type() == at::kBool || t.scalar_type() == at::kByte) {
+      // Every call warns, as the CPU's does: callers count the warnings.
+      if (t.scalar_type() == at::kByte)
+        TORCH_WARN("indexing with dtype torch.uint8 is now deprecated, please use a dtype torch.bool instead.");
       TORCH_CHECK_INDEX(d + t.dim() <= self.dim(), "too many indices for tensor of dimension ", self.dim());
       for (int64_t j = 0; j < t.dim(); ++j)
         TORCH_CHECK_INDEX(t.size(j) == self.size(d + j), "The shape of the mask ", t.sizes(), " at index ", j,
@@ -97,6 +100,9 @@ Expanded expand_indices(const at::Tensor& self, const c10::List<std::optional<at
   for (size_t i = 0; i < e.idx.size(); ++i) {
     if (e.checked[i]) continue;
     int64_t dim = e.dims[i], size = self.size(dim);
+    // No index fits a dim of size 0: raised here, as on the CPU, without a
+    // program (a gather from an empty dim does not compile).
+    TORCH_CHECK_INDEX(size != 0 || e.idx[i].numel() == 0, "index is out of bounds for dimension with size 0");
     check_index_bounds(e.idx[i], -size, size, [=](int64_t v) {
       TORCH_CHECK_INDEX(false, "index ", v, " is out of bounds for dimension ", dim, " with size ", size);
     });
@@ -137,18 +143,22 @@ at::Tensor& index_Tensor_out(const at::Tensor& self, const c10::List<std::option
 
 at::Tensor& _index_put_impl_(at::Tensor& self, const c10::List<std::optional<at::Tensor>>& indices,
                              const at::Tensor& values, bool accumulate, bool /*unsafe*/) {
-  TORCH_CHECK(values.scalar_type() == self.scalar_type(),
-              "Index put requires the source and destination dtypes match, got ", self.scalar_type(),
-              " for the destination and ", values.scalar_type(), " for the source.");
   // As the CPU's: the written tensor may not share memory with what it reads.
   at::assert_no_overlap(self, values);
   for (const std::optional<at::Tensor>& i : indices)
     if (i.has_value() && i->defined()) at::assert_no_overlap(self, *i);
   Expanded e = expand_indices(self, indices);
+  // The CPU checks the values' shape first, then their dtype.
+  auto check_dtype = [&] {
+    TORCH_CHECK(values.scalar_type() == self.scalar_type(),
+                "Index put requires the source and destination dtypes match, got ", self.scalar_type(),
+                " for the destination and ", values.scalar_type(), " for the source.");
+  };
   engine::Ref v = values.device().is_cpu() && values.dim() > 0 ? read(values.to(self.device())) : read(values);
   if (e.idx.empty()) {
     TORCH_CHECK(at::is_expandable_to(values.sizes(), self.sizes()), "shape mismatch: value tensor of shape ",
                 values.sizes(), " cannot be broadcast to indexing result of shape ", self.sizes());
+    check_dtype();
     if (self.numel()) write(self, broadcast(v, shape_of(self.sizes())));
     return self;
   }
@@ -156,6 +166,7 @@ at::Tensor& _index_put_impl_(at::Tensor& self, const c10::List<std::optional<at:
   shlo::Shape os = ops::advanced_index_shape(shape_of(self.sizes()), e.dims, B);
   TORCH_CHECK(at::is_expandable_to(values.sizes(), at::IntArrayRef(os)), "shape mismatch: value tensor of shape ",
               values.sizes(), " cannot be broadcast to indexing result of shape ", at::IntArrayRef(os));
+  check_dtype();
   if (shlo::numel(os) == 0 || self.numel() == 0) return self;
   std::vector<engine::Ref> in{read(self), v};
   for (const at::Tensor& t : e.idx) in.push_back(index_ref(t, self.device()));
