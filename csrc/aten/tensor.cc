@@ -301,7 +301,7 @@ void write(const at::Tensor& t, engine::Ref v) {
   TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "write() target must be a tpu tensor");
   shlo::DType d = to_shlo(t.scalar_type());
   v = cast(v, d);
-  TORCH_CHECK(v.type().shape == shape_of(t.sizes()), "internal: writing a value of shape ", v.type().str(),
+  TORCH_CHECK(t.sizes().equals(v.type().shape), "internal: writing a value of shape ", v.type().str(),
               " into a tensor of shape ", shape_str(t.sizes()));
   StorageState& s = state_of(t);
   int64_t n = elems_of(s, d);

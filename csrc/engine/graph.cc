@@ -48,8 +48,11 @@ void place(const Ref& ref, int device) {
   }
 }
 
-std::vector<Ref> record(const char* name, Key key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types,
-                        LowerThunk lower, std::unique_ptr<Attrs> attrs) {
+namespace {
+
+// The node behind record() and record1(), on its inputs' device.
+NodePtr make_node(const char* name, KeyThunk key_of, std::vector<Ref>&& inputs, LowerThunk lower,
+                  std::unique_ptr<Attrs>&& attrs) {
   g_recorded.fetch_add(1, std::memory_order_relaxed);
   int device = kUnplaced;
   bool unplaced = false;
@@ -65,15 +68,30 @@ std::vector<Ref> record(const char* name, Key key, std::vector<Ref> inputs, std:
   auto n = std::make_shared<Node>();
   n->device = device;
   n->name = name;
-  n->key = std::move(key);
+  n->key_of = key_of;
   n->inputs = std::move(inputs);
-  n->out_types = std::move(out_types);
   n->lower = lower;
   n->attrs = std::move(attrs);
+  return n;
+}
+
+}  // namespace
+
+std::vector<Ref> record(const char* name, KeyThunk key_of, std::vector<Ref> inputs, std::vector<shlo::Type> out_types,
+                        LowerThunk lower, std::unique_ptr<Attrs> attrs) {
+  NodePtr n = make_node(name, key_of, std::move(inputs), lower, std::move(attrs));
+  n->out_types = std::move(out_types);
   std::vector<Ref> refs;
   refs.reserve(n->out_types.size());
   for (int i = 0; i < static_cast<int>(n->out_types.size()); ++i) refs.push_back(Ref{n, i});
   return refs;
+}
+
+Ref record1(const char* name, KeyThunk key_of, std::vector<Ref> inputs, shlo::Type out_type, LowerThunk lower,
+            std::unique_ptr<Attrs> attrs) {
+  NodePtr n = make_node(name, key_of, std::move(inputs), lower, std::move(attrs));
+  n->out_types.push_back(std::move(out_type));
+  return Ref{std::move(n), 0};
 }
 
 namespace detail {

@@ -37,6 +37,40 @@ struct Attrs {
   virtual ~Attrs() = default;
 };
 using LowerThunk = std::vector<shlo::Value> (*)(shlo::Builder&, const std::vector<shlo::Value>&, const Attrs*);
+// Appends a node's key (its name and attributes, engine/op.h) to a program's.
+using KeyThunk = void (*)(Key&, const char* name, const Attrs*);
+
+// A node's output types, contiguous. Nearly every op has one output, held
+// inline: recording a node is the fused mode's per-op host cost, and a
+// vector of one would be an allocation of its own.
+class OutTypes {
+ public:
+  OutTypes() = default;
+  OutTypes(std::vector<shlo::Type> types) : n_(types.size()) {  // NOLINT: given as a vector
+    if (n_ == 1)
+      one_ = std::move(types[0]);
+    else
+      many_ = std::move(types);
+  }
+  void push_back(shlo::Type t) {
+    if (n_ == 0) {
+      one_ = std::move(t);
+    } else {
+      if (n_ == 1) many_.push_back(std::move(one_));
+      many_.push_back(std::move(t));
+    }
+    ++n_;
+  }
+  size_t size() const { return n_; }
+  const shlo::Type* begin() const { return many_.empty() ? &one_ : many_.data(); }
+  const shlo::Type* end() const { return begin() + n_; }
+  const shlo::Type& operator[](size_t i) const { return begin()[i]; }
+
+ private:
+  shlo::Type one_;
+  std::vector<shlo::Type> many_;
+  size_t n_ = 0;
+};
 
 // Where a node's values live (Node::device): an index among the client's
 // devices, or one of these.
@@ -51,23 +85,38 @@ struct Node {
   const char* name = "";
   // The name and every attribute the lowering reads. Two nodes with equal
   // keys and equally typed inputs lower identically: this is the cache key.
+  // An op's key is encoded from its attributes only when a program is
+  // planned (append_key): most values recorded in fused mode die before
+  // any program reads them, and planning runs off the recording thread.
+  // Nodes without attributes to encode (leaves, placeholders) hold it.
   Key key;
+  KeyThunk key_of = nullptr;
   LowerThunk lower = nullptr;
   std::unique_ptr<Attrs> attrs;
   std::vector<Ref> inputs;
-  std::vector<shlo::Type> out_types;
+  OutTypes out_types;
   // Set once materialized; inputs, lowering and attributes are then dropped.
   std::vector<pjrt::BufferPtr> buffers;
   int device = kUnplaced;
   bool materialized() const { return !buffers.empty(); }
+  // Appends this node's key to `into`.
+  void append_key(Key& into) const {
+    if (key_of)
+      key_of(into, name, attrs.get());
+    else
+      into.append(key);
+  }
 };
 
 // Records a deferred op. engine/op.h builds the key and the lowering from
 // typed attributes; this is the step underneath. name: a string literal.
 // The node is on its inputs' device (unplaced inputs join it there);
 // inputs on two devices are an error, as in PyTorch.
-std::vector<Ref> record(const char* name, Key key, std::vector<Ref> inputs, std::vector<shlo::Type> out_types,
+std::vector<Ref> record(const char* name, KeyThunk key_of, std::vector<Ref> inputs, std::vector<shlo::Type> out_types,
                         LowerThunk lower, std::unique_ptr<Attrs> attrs);
+// The same for an op with one output, without the vector of refs.
+Ref record1(const char* name, KeyThunk key_of, std::vector<Ref> inputs, shlo::Type out_type, LowerThunk lower,
+            std::unique_ptr<Attrs> attrs);
 
 // A value that already lives on the device.
 Ref leaf(pjrt::BufferPtr buffer, shlo::Type type);

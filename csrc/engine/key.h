@@ -150,13 +150,20 @@ class Key {
   // by a comma (no attributes: the name alone).
   template <class... A>
   static Key op(std::string_view name, const A&... attrs) {
-    Key k(name);
-    if constexpr (sizeof...(A) > 0) {
-      k.text_ += '(';
-      ((key_encoding::put(k.text_, attrs), k.text_ += ','), ...);
-      k.text_ += ')';
-    }
+    Key k;
+    k.add_op(name, attrs...);
     return k;
+  }
+  // Appends an op's key (as op() builds it) to this one.
+  template <class... A>
+  Key& add_op(std::string_view name, const A&... attrs) {
+    text_.append(name);
+    if constexpr (sizeof...(A) > 0) {
+      text_ += '(';
+      ((key_encoding::put(text_, attrs), text_ += ','), ...);
+      text_ += ')';
+    }
+    return *this;
   }
 
   // Appends a value in the key encoding.

@@ -1,7 +1,8 @@
 // Typed op nodes. An op is recorded from its name, its inputs, its output
 // types, a lowering with no captured state and a list of typed attributes.
 // The lowering receives exactly those attributes, and the node's cache key
-// is the name followed by the attributes in the key encoding (engine/key.h),
+// is the name followed by the attributes in the key encoding (engine/key.h,
+// encoded from the held attributes when a program is planned),
 // so "the key carries everything the lowering depends on" holds by
 // construction: a lowering that wanted a value not in the key would have to
 // capture it, and a capturing lambda does not compile here.
@@ -52,6 +53,16 @@ Vals lower_thunk(shlo::Builder& b, const Vals& in, const Attrs* attrs) {
   }
 }
 
+template <class... A>
+void key_thunk(Key& into, const char* name, const Attrs* attrs) {
+  if constexpr (sizeof...(A) == 0) {
+    into.add_op(name);
+  } else {
+    const auto& t = static_cast<const AttrsOf<A...>*>(attrs)->values;
+    std::apply([&](const A&... a) { into.add_op(name, a...); }, t);
+  }
+}
+
 // Checks that `name` is recorded from one call site only.
 void claim_name(const char* name, const std::source_location& where);
 
@@ -68,27 +79,43 @@ struct OpName {
 
 // Records an op computing `out_types` from `inputs` with `lower`, which is
 // called as lower(builder, input values, attrs...) and must not capture.
+namespace detail {
+// What op() and op1() share: the checks and the typed thunks.
 template <class F, class... A>
-std::vector<Ref> op(OpName name, std::vector<Ref> inputs, std::vector<shlo::Type> out_types, F lower, A... attrs) {
+struct Typed {
   static_assert(std::is_empty_v<F> && std::is_default_constructible_v<F>,
                 "an op's lowering may not capture anything: pass what it needs as attributes");
-  (void)lower;
-  constexpr LowerThunk thunk = &detail::lower_thunk<F, std::decay_t<A>...>;
-  // One check per instance and name.
-  thread_local const char* checked = nullptr;
-  if (checked != name.name) {
-    detail::claim_name(name.name, name.where);
-    checked = name.name;
+  static constexpr LowerThunk lower = &lower_thunk<F, std::decay_t<A>...>;
+  static constexpr KeyThunk key = &key_thunk<std::decay_t<A>...>;
+  static void claim(const OpName& name) {
+    // One check per instance and name.
+    thread_local const char* checked = nullptr;
+    if (checked != name.name) {
+      claim_name(name.name, name.where);
+      checked = name.name;
+    }
   }
-  Key key = Key::op(name.name, attrs...);
-  std::unique_ptr<Attrs> held;
-  if constexpr (sizeof...(A) > 0) held = std::make_unique<detail::AttrsOf<std::decay_t<A>...>>(std::move(attrs)...);
-  return record(name.name, std::move(key), std::move(inputs), std::move(out_types), thunk, std::move(held));
+  static std::unique_ptr<Attrs> hold(A&&... attrs) {
+    if constexpr (sizeof...(A) == 0)
+      return nullptr;
+    else
+      return std::make_unique<AttrsOf<std::decay_t<A>...>>(std::move(attrs)...);
+  }
+};
+}  // namespace detail
+
+template <class F, class... A>
+std::vector<Ref> op(OpName name, std::vector<Ref> inputs, std::vector<shlo::Type> out_types, F, A... attrs) {
+  using T = detail::Typed<F, A...>;
+  T::claim(name);
+  return record(name.name, T::key, std::move(inputs), std::move(out_types), T::lower, T::hold(std::move(attrs)...));
 }
 
 template <class F, class... A>
-Ref op1(OpName name, std::vector<Ref> inputs, shlo::Type out, F lower, A... attrs) {
-  return op(name, std::move(inputs), std::vector<shlo::Type>{std::move(out)}, lower, std::move(attrs)...)[0];
+Ref op1(OpName name, std::vector<Ref> inputs, shlo::Type out, F, A... attrs) {
+  using T = detail::Typed<F, A...>;
+  T::claim(name);
+  return record1(name.name, T::key, std::move(inputs), std::move(out), T::lower, T::hold(std::move(attrs)...));
 }
 
 }  // namespace engine

@@ -190,7 +190,9 @@ Key program_key(const Plan& plan, const Aliases& aliases) {
   key.reserve(128);
   for (const Ref& p : plan.params) key.add(p.type()).mark(';');
   for (size_t i = 0; i < plan.order.size(); ++i) {
-    key.mark('|').append(plan.order[i]->key).mark('(');
+    key.mark('|');
+    plan.order[i]->append_key(key);
+    key.mark('(');
     for (const Source& s : plan.sources[i]) {
       key.mark(s.param ? 'p' : 'n').add(s.at);
       if (!s.param) key.mark('.').add(s.index);

@@ -16,7 +16,7 @@ Ref placeholder(shlo::Type type) {
   auto n = std::make_shared<Node>();
   n->name = "placeholder";
   n->key = Key("placeholder");
-  n->out_types = {std::move(type)};
+  n->out_types.push_back(std::move(type));
   n->buffers = {nullptr};
   return Ref{n, 0};
 }

@@ -16,7 +16,7 @@ Ref leaf(pjrt::BufferPtr buffer, shlo::Type type) {
   n->name = "leaf";
   n->key = Key("leaf");
   n->device = buffer ? buffer->device() : kUnplaced;
-  n->out_types = {std::move(type)};
+  n->out_types.push_back(std::move(type));
   n->buffers = {std::move(buffer)};
   return Ref{n, 0};
 }

@@ -280,7 +280,7 @@ struct Logit {
     std::vector<engine::Ref> extra;
     if (clamps) extra.push_back(param(*eps, c));
     pointwise(
-        out, "logit", {self}, c, std::move(extra),
+        out, "logit", {self}, c, extra,
         [](Builder& b, const Vals& v, bool clamps) {
           return ops::logit(b, v[0], clamps ? std::optional<Value>(v[1]) : std::nullopt);
         },
@@ -298,7 +298,7 @@ struct LogitBackward {
     std::vector<engine::Ref> extra;
     if (clamps) extra.push_back(param(*eps, c));
     pointwise(
-        out, "logit_backward", {grad, self}, c, std::move(extra),
+        out, "logit_backward", {grad, self}, c, extra,
         [](Builder& b, const Vals& v, bool clamps) {
           return ops::logit_backward(b, v[0], v[1], clamps ? std::optional<Value>(v[2]) : std::nullopt);
         },

@@ -25,7 +25,7 @@ namespace tpu {
 using TensorRefs = c10::ArrayRef<std::reference_wrapper<const at::Tensor>>;
 template <class F, class... A>
 void pointwise(const at::Tensor& out, engine::OpName name, TensorRefs inputs, shlo::DType compute,
-               std::vector<engine::Ref> extra, F fn, A... attrs);
+               c10::ArrayRef<engine::Ref> extra, F fn, A... attrs);
 
 namespace detail {
 // The node's lowering around fn: operand conversion and broadcasting.
@@ -44,13 +44,13 @@ struct Pointwise {
 
 template <class F, class... A>
 void pointwise(const at::Tensor& out, engine::OpName name, TensorRefs inputs, shlo::DType compute,
-               std::vector<engine::Ref> extra, F fn, A... attrs) {
+               c10::ArrayRef<engine::Ref> extra, F fn, A... attrs) {
   static_assert(std::is_empty_v<F>, "a pointwise function may not capture anything: pass attributes");
   (void)fn;
   std::vector<engine::Ref> refs;
   refs.reserve(inputs.size() + extra.size());
   for (const at::Tensor& t : inputs) refs.push_back(read(t));
-  for (engine::Ref& e : extra) refs.push_back(std::move(e));
+  refs.insert(refs.end(), extra.begin(), extra.end());
   shlo::Type out_type{to_shlo(out.scalar_type()), shape_of(out.sizes())};
   shlo::DType out_t = out_type.dtype;
   shlo::Shape shape = out_type.shape;
