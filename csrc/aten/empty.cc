@@ -49,6 +49,14 @@ at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride, s
 
 }  // namespace
 
+at::Tensor new_empty(at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType dtype, const c10::Device& device) {
+  check_dtype(dtype);
+  check_f64(dtype);
+  c10::DeviceGuard guard(checked_device(device));
+  if (strides.empty()) return at::detail::empty_generic(sizes, allocator(), kTpuKeys, dtype, std::nullopt);
+  return at::detail::empty_strided_generic(sizes, strides, allocator(), kTpuKeys, dtype);
+}
+
 TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   Kernels m(lib);
   m.impl("empty.memory_format", &empty_memory_format);

@@ -6,6 +6,7 @@
 #include <ATen/TensorIterator.h>
 #include <ATen/native/Resize.h>
 
+#include <array>
 #include <type_traits>
 #include <vector>
 
@@ -17,13 +18,13 @@ namespace tpu {
 template <class Meta>
 struct Structured final : Meta {
   // Functional: no tensors given. In-place / out=: the tensors to write.
-  explicit Structured(std::vector<at::Tensor> given = {}, bool inplace = false)
-      : outs(std::move(given)), inplace_(inplace) {
-    outs.resize(8);
+  explicit Structured(std::vector<at::Tensor> given = {}, bool inplace = false) : inplace_(inplace) {
+    TORCH_CHECK(given.size() <= outs.size(), "internal: more outputs than a structured op holds");
+    std::move(given.begin(), given.end(), outs.begin());
   }
   // One output given and borrowed, not copied (in-place self, out=): a copy
   // of a tensor Python holds takes the GIL. outs stays empty.
-  Structured(const at::Tensor& given, bool inplace) : outs(8), given_(&given), inplace_(inplace) {}
+  Structured(const at::Tensor& given, bool inplace) : given_(&given), inplace_(inplace) {}
 
   void set_output_strided(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides,
                           at::TensorOptions options TPU_OUTPUT_NAMES_PARAM) override {
@@ -35,13 +36,16 @@ struct Structured final : Meta {
   }
   const at::Tensor& maybe_get_output(int64_t i) override { return i == 0 && given_ ? *given_ : outs[i]; }
 
-  std::vector<at::Tensor> outs;
+  std::array<at::Tensor, 8> outs;
 
  private:
   void set(int64_t i, at::IntArrayRef sizes, at::IntArrayRef strides, at::TensorOptions options) {
     const at::Tensor& out = i == 0 && given_ ? *given_ : outs[i];
     if (!out.defined()) {
-      outs[i] = strides.empty() ? at::empty(sizes, options) : at::empty_strided(sizes, strides, options);
+      outs[i] = options.device().type() == c10::DeviceType::PrivateUse1
+                    ? new_empty(sizes, strides, options.dtype().toScalarType(), options.device())
+                : strides.empty() ? at::empty(sizes, options)
+                                  : at::empty_strided(sizes, strides, options);
     } else if (inplace_) {
       TORCH_CHECK(out.sizes() == sizes, "output with shape ", out.sizes(), " doesn't match the broadcast shape ",
                   sizes);

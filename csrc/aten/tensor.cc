@@ -330,7 +330,7 @@ void write(const at::Tensor& t, engine::Ref v) {
 }
 
 at::Tensor empty(at::IntArrayRef sizes, at::ScalarType dtype, const at::Device& device) {
-  return at::empty(sizes, at::TensorOptions().dtype(dtype).device(device));
+  return new_empty(sizes, {}, dtype, device);
 }
 
 at::Tensor wrap(engine::Ref v, const at::Device& device) {

@@ -100,6 +100,10 @@ void write(const at::Tensor& t, engine::Ref v);
 at::Tensor wrap(engine::Ref v, const at::Device& device);
 // A new uninitialized tpu tensor.
 at::Tensor empty(at::IntArrayRef sizes, at::ScalarType dtype, const at::Device& device);
+// A new tpu tensor (contiguous when strides is empty), made here rather than
+// through the dispatcher, as the CPU's structured kernels make their outputs:
+// a kernel's output is the whole host cost of a small op's allocation.
+at::Tensor new_empty(at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType dtype, const c10::Device& device);
 
 // Ops are recorded through engine::op / engine::op1 (engine/op.h): a name,
 // inputs, output types, a lowering that captures nothing and its typed
