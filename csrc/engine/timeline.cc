@@ -2,6 +2,7 @@
 #include "engine/timeline.h"
 
 #include <chrono>
+#include <condition_variable>
 #include <mutex>
 #include <utility>
 
@@ -18,6 +19,11 @@ std::vector<Span> g_spans;
 // When the last execution recorded on each device ended: the next one on
 // that device cannot have started earlier.
 std::vector<int64_t> g_device_free;
+// Executions recorded while on whose completion callback has not run yet:
+// an event is ready before its callbacks run (on a plugin thread), so a
+// trace stopped right after a wait would otherwise miss them.
+int g_unfinished = 0;
+std::condition_variable g_finished;
 thread_local std::vector<uint64_t> t_correlation;
 
 }  // namespace
@@ -35,8 +41,10 @@ void start() {
 }
 
 std::vector<Span> stop() {
+  std::unique_lock<std::mutex> g(g_mu);
+  // Bounded: a program that never ends must not hang the profiler.
+  g_finished.wait_for(g, std::chrono::seconds(30), [] { return g_unfinished == 0; });
   g_on.store(false, std::memory_order_relaxed);
-  std::lock_guard<std::mutex> g(g_mu);
   return std::exchange(g_spans, {});
 }
 
@@ -47,9 +55,14 @@ void record(Span s) {
 
 void executed(std::string name, std::string detail, int64_t launch_ns, const pjrt::Event& done) {
   Span s{Kind::Execute, std::move(name), std::move(detail), launch_ns, 0, 0, correlation(), 0};
+  {
+    std::lock_guard<std::mutex> g(g_mu);
+    ++g_unfinished;
+  }
   done.on_ready([s = std::move(s)]() mutable {
     const int64_t end = now_ns();
     std::lock_guard<std::mutex> g(g_mu);
+    if (--g_unfinished == 0) g_finished.notify_all();
     if (!on()) return;
     if (g_device_free.size() <= static_cast<size_t>(s.device)) g_device_free.resize(s.device + 1, 0);
     int64_t& free_at = g_device_free[s.device];
