@@ -83,13 +83,12 @@ constexpr int kUnplaced = -1, kAnyDevice = -2;
 struct Node {
   // The op's name, for people: error messages and the device timeline.
   const char* name = "";
-  // The name and every attribute the lowering reads. Two nodes with equal
-  // keys and equally typed inputs lower identically: this is the cache key.
+  // The key: the name and every attribute the lowering reads. Two nodes with
+  // equal keys and equally typed inputs lower identically.
   // An op's key is encoded from its attributes only when a program is
   // planned (append_key): most values recorded in fused mode die before
   // any program reads them, and planning runs off the recording thread.
-  // Nodes without attributes to encode (leaves, placeholders) hold it.
-  Key key;
+  // A node without a thunk (a leaf, a placeholder) is keyed by its name.
   KeyThunk key_of = nullptr;
   LowerThunk lower = nullptr;
   std::unique_ptr<Attrs> attrs;
@@ -104,7 +103,7 @@ struct Node {
     if (key_of)
       key_of(into, name, attrs.get());
     else
-      into.append(key);
+      into.add_op(name);
   }
 };
 

@@ -77,8 +77,6 @@ struct OpName {
   std::source_location where;
 };
 
-// Records an op computing `out_types` from `inputs` with `lower`, which is
-// called as lower(builder, input values, attrs...) and must not capture.
 namespace detail {
 // What op() and op1() share: the checks and the typed thunks.
 template <class F, class... A>
@@ -104,6 +102,8 @@ struct Typed {
 };
 }  // namespace detail
 
+// Records an op computing `out_types` from `inputs` with `lower`, which is
+// called as lower(builder, input values, attrs...) and must not capture.
 template <class F, class... A>
 std::vector<Ref> op(OpName name, std::vector<Ref> inputs, std::vector<shlo::Type> out_types, F, A... attrs) {
   using T = detail::Typed<F, A...>;

@@ -15,7 +15,6 @@ namespace engine {
 Ref placeholder(shlo::Type type) {
   auto n = std::make_shared<Node>();
   n->name = "placeholder";
-  n->key = Key("placeholder");
   n->out_types.push_back(std::move(type));
   n->buffers = {nullptr};
   return Ref{n, 0};

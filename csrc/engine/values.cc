@@ -14,7 +14,6 @@ namespace engine {
 Ref leaf(pjrt::BufferPtr buffer, shlo::Type type) {
   auto n = std::make_shared<Node>();
   n->name = "leaf";
-  n->key = Key("leaf");
   n->device = buffer ? buffer->device() : kUnplaced;
   n->out_types.push_back(std::move(type));
   n->buffers = {std::move(buffer)};
