@@ -86,12 +86,10 @@ namespace {
 // statistics are the runtime's live and peak device bytes.
 struct Allocator final : c10::DeviceAllocator {
   c10::DataPtr allocate(size_t nbytes) override {
-    auto* s = new StorageState();
-    s->nbytes = nbytes;
-    return {s, s, &release, c10::Device(c10::DeviceType::PrivateUse1, t_current)};
+    StorageState* s = StorageState::make(nbytes);
+    return {s, s, &StorageState::release, c10::Device(c10::DeviceType::PrivateUse1, t_current)};
   }
-  static void release(void* p) { delete static_cast<StorageState*>(p); }
-  c10::DeleterFnPtr raw_deleter() const override { return &release; }
+  c10::DeleterFnPtr raw_deleter() const override { return &StorageState::release; }
   void copy_data(void*, const void*, std::size_t) const override {
     TORCH_CHECK(false, "tpu storages cannot be copied as raw memory; use Tensor.copy_");
   }
@@ -347,7 +345,7 @@ c10::Device device_or_current(std::optional<at::Device> d) {
   return c10::Device(c10::DeviceType::PrivateUse1, current_device());
 }
 
-bool is_tpu_storage(const c10::DataPtr& p) { return p.get_deleter() == &Allocator::release; }
+bool is_tpu_storage(const c10::DataPtr& p) { return p.get_deleter() == &StorageState::release; }
 
 bool is_available() { return device_count() > 0; }
 
@@ -373,7 +371,7 @@ void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
           return std::vector<shlo::Value>{b.pad(u8, b.zero(shlo::DType::U8), {0}, {n - have}, {0})};
         },
         n);
-    engine::commit(s->slot);
+    engine::commit(s->slot());
   }
   s->nbytes = newsize;
   storage.unsafeGetStorageImpl()->set_nbytes(newsize);

@@ -52,7 +52,12 @@ at::Tensor empty_strided(c10::SymIntArrayRef size, c10::SymIntArrayRef stride, s
 at::Tensor new_empty(at::IntArrayRef sizes, at::IntArrayRef strides, at::ScalarType dtype, const c10::Device& device) {
   check_dtype(dtype);
   check_f64(dtype);
-  c10::DeviceGuard guard(checked_device(device));
+  // The allocator places a storage on the current device. An op's outputs
+  // are nearly always there already: that device was checked when it was
+  // made current (or is device 0 of a started runtime, as the op's inputs
+  // show), and a guard would only set it twice.
+  c10::OptionalDeviceGuard guard;
+  if (!device.has_index() || device.index() != current_device()) guard.reset_device(checked_device(device));
   if (strides.empty()) return at::detail::empty_generic(sizes, allocator(), kTpuKeys, dtype, std::nullopt);
   return at::detail::empty_strided_generic(sizes, strides, allocator(), kTpuKeys, dtype);
 }

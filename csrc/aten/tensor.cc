@@ -17,6 +17,19 @@ namespace tpu {
 
 using Vals = std::vector<shlo::Value>;
 
+StorageState* StorageState::make(size_t nbytes) {
+  auto state = std::make_shared<StorageState>();
+  state->nbytes = nbytes;
+  StorageState* s = state.get();
+  s->self = std::move(state);
+  return s;
+}
+
+void StorageState::release(void* state) {
+  // Moved out first: the last reference destroys the state that holds it.
+  std::shared_ptr<StorageState> last = std::move(static_cast<StorageState*>(state)->self);
+}
+
 StorageState& state_of(const at::Tensor& t) {
   const c10::DataPtr& p = t.storage().data_ptr();
   auto* s = is_tpu_storage(p) ? static_cast<StorageState*>(p.get_context()) : nullptr;
@@ -326,7 +339,7 @@ void write(const at::Tensor& t, engine::Ref v) {
   s.value() = next;
   s.view_copy.reset();
   s.candidate.reset();
-  guarded("running an op", [&] { engine::commit(s.slot); });
+  guarded("running an op", [&] { engine::commit(s.slot()); });
 }
 
 at::Tensor empty(at::IntArrayRef sizes, at::ScalarType dtype, const at::Device& device) {

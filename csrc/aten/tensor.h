@@ -43,15 +43,24 @@ struct ViewCopy : ContentView {
   std::shared_ptr<engine::Slot> copy;
 };
 
+// What a tpu storage's DataPtr points at (aten/device.cc's allocator).
 struct StorageState {
   // The current content: a flat 1-D value, empty until first written
-  // (reads as zeros). A shared cell so the fused mode can find it.
-  std::shared_ptr<engine::Slot> slot = std::make_shared<engine::Slot>();
+  // (reads as zeros).
+  engine::Slot cell;
   size_t nbytes = 0;
-  engine::Ref& value() { return slot->value; }
+  engine::Ref& value() { return cell.value; }
+  // The cell as the modes hold it (the fused mode keeps weak references to
+  // find pending values); it shares the state's allocation, one per storage.
+  std::shared_ptr<engine::Slot> slot() { return {self, &cell}; }
   // See dense_copy: the view copied (its copy held), and another view
   // being counted; both dropped on write() and with the storage.
   std::unique_ptr<ViewCopy> view_copy, candidate;
+  // The state holds itself until its storage is freed (release()), so
+  // the cell's weak references expire with the storage.
+  std::shared_ptr<StorageState> self;
+  static StorageState* make(size_t nbytes);
+  static void release(void* state);
 };
 
 StorageState& state_of(const at::Tensor& t);

@@ -60,12 +60,18 @@ using ops::Binary;
 
 // ---- add, sub, mul, div
 
+// alpha 1, nearly every add and sub, is no operand: a program reads one
+// buffer fewer and multiplies by nothing.
 struct Add {
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other,
                   const at::Scalar& alpha) const {
     shlo::DType c = to_shlo(m.common_dtype());
-    pointwise(out, "add", {self, other}, c, {scalar_of(alpha, c)},
+    if (alpha.equal(1)) {
+      pointwise(out, "add", {self, other}, c, {}, [](Builder& b, const Vals& v) { return b.add(v[0], v[1]); });
+      return;
+    }
+    pointwise(out, "add_alpha", {self, other}, c, {scalar_of(alpha, c)},
               [](Builder& b, const Vals& v) { return ops::add(b, v[0], v[1], v[2]); });
   }
 };
@@ -75,7 +81,11 @@ struct Sub {
   void operator()(M& m, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other,
                   const at::Scalar& alpha) const {
     shlo::DType c = to_shlo(m.common_dtype());
-    pointwise(out, "sub", {self, other}, c, {scalar_of(alpha, c)},
+    if (alpha.equal(1)) {
+      pointwise(out, "sub", {self, other}, c, {}, [](Builder& b, const Vals& v) { return b.sub(v[0], v[1]); });
+      return;
+    }
+    pointwise(out, "sub_alpha", {self, other}, c, {scalar_of(alpha, c)},
               [](Builder& b, const Vals& v) { return ops::sub(b, v[0], v[1], v[2]); });
   }
 };

@@ -29,14 +29,22 @@ void pointwise(const at::Tensor& out, engine::OpName name, TensorRefs inputs, sh
 
 namespace detail {
 // The node's lowering around fn: operand conversion and broadcasting.
+// shape: what the inputs broadcast to, empty when they all have the
+// output's shape already (the common case, which then holds no shape).
 template <class F, class... A>
 struct Pointwise {
   std::vector<shlo::Value> operator()(shlo::Builder& b, const std::vector<shlo::Value>& in, shlo::DType compute,
                                       shlo::DType out_t, size_t n_in, const shlo::Shape& shape, const A&... a) const {
     std::vector<shlo::Value> args;
     args.reserve(in.size());
-    for (size_t i = 0; i < in.size(); ++i)
-      args.push_back(i < n_in ? b.broadcast_to(ops::convert(b, in[i], compute), shape) : in[i]);
+    for (size_t i = 0; i < in.size(); ++i) {
+      if (i >= n_in) {
+        args.push_back(in[i]);
+        continue;
+      }
+      shlo::Value x = ops::convert(b, in[i], compute);
+      args.push_back(shape.empty() ? x : b.broadcast_to(x, shape));
+    }
     return {ops::convert(b, F{}(b, args, a...), out_t)};
   }
 };
@@ -53,7 +61,12 @@ void pointwise(const at::Tensor& out, engine::OpName name, TensorRefs inputs, sh
   refs.insert(refs.end(), extra.begin(), extra.end());
   shlo::Type out_type{to_shlo(out.scalar_type()), shape_of(out.sizes())};
   shlo::DType out_t = out_type.dtype;
-  shlo::Shape shape = out_type.shape;
+  shlo::Shape shape;
+  for (size_t i = 0; i < inputs.size(); ++i)
+    if (refs[i].type().shape != out_type.shape) {
+      shape = out_type.shape;
+      break;
+    }
   write(out, op1(name, std::move(refs), std::move(out_type), detail::Pointwise<F, A...>{}, compute, out_t,
                  inputs.size(), std::move(shape), std::move(attrs)...));
 }
