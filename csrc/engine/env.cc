@@ -43,24 +43,47 @@ const std::vector<Var>& all() {
   return vars;
 }
 
-const char* get(const char* name) {
+namespace {
+
+const Var& declared(const char* name) {
   for (const Var& v : all())
-    if (std::strcmp(v.name, name) == 0) {
-      const char* value = std::getenv(name);
-      return value && *value ? value : nullptr;
-    }
+    if (std::strcmp(v.name, name) == 0) return v;
   throw std::logic_error(std::string("environment variable ") + name + " is not declared in engine/env.cc");
 }
 
-int64_t positive(const char* name, int64_t fallback) {
-  const char* v = get(name);
-  const long long n = v ? std::atoll(v) : 0;
-  return n > 0 ? n : fallback;
+int64_t positive_of(const char* text) {
+  const long long n = text ? std::atoll(text) : 0;
+  return n > 0 ? n : 0;
+}
+
+}  // namespace
+
+const char* get(const char* name) {
+  (void)declared(name);
+  const char* value = std::getenv(name);
+  return value && *value ? value : nullptr;
+}
+
+const char* value(const char* name) {
+  const char* set = get(name);
+  return set ? set : declared(name).fallback;
+}
+
+int64_t positive(const char* name) {
+  if (int64_t n = positive_of(get(name))) return n;
+  if (int64_t n = positive_of(declared(name).fallback)) return n;
+  throw std::logic_error(std::string("environment variable ") + name + " has no numeric default in engine/env.cc");
+}
+
+int64_t positive(const char* name, int64_t computed) {
+  int64_t n = positive_of(get(name));
+  return n ? n : computed;
 }
 
 bool flag(const char* name) {
-  const char* v = get(name);
-  return v && std::strcmp(v, "0") != 0;
+  const char* set = get(name);
+  if (set) return std::strcmp(set, "0") != 0;
+  return std::strcmp(declared(name).fallback, "1") == 0;
 }
 
 }  // namespace engine::env

@@ -22,9 +22,16 @@ const std::vector<Var>& all();
 // The variable's value, or nullptr when unset or empty. Throws for a name
 // the table does not declare.
 const char* get(const char* name);
-// A positive integer, else fallback.
-int64_t positive(const char* name, int64_t fallback);
-// Set, non-empty and not "0".
+// The variable's value, else the table's fallback: a default is written
+// once, in the table, never again where it is read.
+const char* value(const char* name);
+// A positive integer: the variable's, else the table's fallback (a number).
+int64_t positive(const char* name);
+// The same for a variable whose default is computed when read (the table
+// says how).
+int64_t positive(const char* name, int64_t computed);
+// On: the value, else the table's fallback, is "1" or another non-"0"
+// text ("unset" as a fallback is off).
 bool flag(const char* name);
 
 }  // namespace engine::env

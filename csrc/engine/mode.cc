@@ -20,12 +20,9 @@ namespace engine {
 
 namespace {
 
-Mode initial_mode() {
-  const char* v = env::get("TORCH_PJRT_EAGER_MODE");
-  return v ? parse_mode(v) : Mode::Strict;
-}
+Mode initial_mode() { return parse_mode(env::value("TORCH_PJRT_EAGER_MODE")); }
 
-int64_t initial_max_nodes() { return env::positive("TORCH_PJRT_FUSED_MAX_NODES", 4000); }
+int64_t initial_max_nodes() { return env::positive("TORCH_PJRT_FUSED_MAX_NODES"); }
 
 Mode g_default = initial_mode();
 thread_local bool t_has_mode = false;

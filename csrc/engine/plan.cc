@@ -98,10 +98,7 @@ void plan_graph(const std::vector<Ref>& refs, Plan& p) {
 // on only if held elsewhere; references from them count as internal only
 // when they die with the program.
 bool donation_enabled() {
-  static const bool on = [] {
-    const char* v = env::get("TORCH_PJRT_DONATE");
-    return !(v && std::string(v) == "0");
-  }();
+  static const bool on = env::flag("TORCH_PJRT_DONATE");
   return on;
 }
 

@@ -118,7 +118,7 @@ Runtime& Runtime::get() {
 
 namespace {
 
-size_t cache_capacity() { return static_cast<size_t>(env::positive("TORCH_PJRT_CACHE_ENTRIES", 1024)); }
+size_t cache_capacity() { return static_cast<size_t>(env::positive("TORCH_PJRT_CACHE_ENTRIES")); }
 
 // The process's memory mappings, and how many the cache lets them reach.
 // XLA:CPU maps each loaded program's code in several regions (10 to 60

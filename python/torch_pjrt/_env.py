@@ -73,8 +73,12 @@ def value(name):
 
 
 def flag(name) -> bool:
-    """Set, non-empty and not "0" (as the core's env::flag)."""
-    return get(name, "0") != "0"
+    """On: the value, else the table's default, is "1" or another text but
+    "0" (a default of "unset" is off), as the core's env::flag."""
+    set_value = get(name)
+    if set_value is not None:
+        return set_value != "0"
+    return _DECLARED[name][0] == "1"
 
 
 def markdown_table() -> str:
