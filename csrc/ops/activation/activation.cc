@@ -79,28 +79,6 @@ Value half_of(Builder& b, Value x, int64_t dim, bool second) {
 
 }  // namespace
 
-const char* name(Activation op) {
-  switch (op) {
-#define OPS_NAME(e, n) \
-  case Activation::e:  \
-    return n;
-    OPS_ACTIVATION_LIST(OPS_NAME)
-#undef OPS_NAME
-  }
-  return "?";
-}
-
-const char* name(ActivationGrad op) {
-  switch (op) {
-#define OPS_NAME(e, n)    \
-  case ActivationGrad::e: \
-    return n;
-    OPS_ACTIVATION_GRAD_LIST(OPS_NAME)
-#undef OPS_NAME
-  }
-  return "?";
-}
-
 Value activation(Builder& b, Activation op, Value x) {
   DType t = x.dtype();
   if (op == Activation::Relu) {

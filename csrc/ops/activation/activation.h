@@ -10,6 +10,7 @@
 #include <optional>
 #include <vector>
 
+#include "ops/common/named_enum.h"
 #include "shlo/builder.h"
 
 namespace ops {
@@ -22,11 +23,7 @@ using shlo::Value;
 #define OPS_ACTIVATION_LIST(X)                                                                       \
   X(Gelu, "gelu") X(GeluTanh, "gelu_tanh") X(Hardsigmoid, "hardsigmoid") X(Hardswish, "hardswish") \
   X(LogSigmoid, "log_sigmoid") X(Mish, "mish") X(Relu, "relu") X(Silu, "silu")
-enum class Activation {
-#define OPS_ENUM(e, n) e,
-  OPS_ACTIVATION_LIST(OPS_ENUM)
-#undef OPS_ENUM
-};
+OPS_NAMED_ENUM(Activation, OPS_ACTIVATION_LIST)
 
 // Backward formulas (grad, saved tensor: the forward's input, or its output
 // for sigmoid and tanh).
@@ -35,15 +32,9 @@ enum class Activation {
   X(HardsigmoidBackward, "hardsigmoid_backward") X(HardswishBackward, "hardswish_backward")                 \
   X(LogSigmoidBackward, "log_sigmoid_backward") X(MishBackward, "mish_backward")                           \
   X(SigmoidBackward, "sigmoid_backward") X(SiluBackward, "silu_backward") X(TanhBackward, "tanh_backward")
-enum class ActivationGrad {
-#define OPS_ENUM(e, n) e,
-  OPS_ACTIVATION_GRAD_LIST(OPS_ENUM)
-#undef OPS_ENUM
-  // clang-format on
-};
+OPS_NAMED_ENUM(ActivationGrad, OPS_ACTIVATION_GRAD_LIST)
+// clang-format on
 
-const char* name(Activation op);
-const char* name(ActivationGrad op);
 // Same dtype as x (relu also takes integers).
 Value activation(Builder& b, Activation op, Value x);
 // Same dtype as grad.

@@ -209,17 +209,6 @@ Value fit(Builder& b, Value v, const Value& like) {
   return v;
 }
 
-const char* name(Unary op) {
-  switch (op) {
-#define OPS_NAME(e, n) \
-  case Unary::e:       \
-    return n;
-    OPS_UNARY_LIST(OPS_NAME)
-#undef OPS_NAME
-  }
-  return "?";
-}
-
 Value unary(Builder& b, Unary op, Value x) {
   DType t = x.dtype();
   bool fl = shlo::is_float(t);
@@ -272,17 +261,6 @@ Value unary(Builder& b, Unary op, Value x) {
     default:
       return from_opmath(b, math(b, op, to_opmath(b, x)), t);
   }
-}
-
-const char* name(Binary op) {
-  switch (op) {
-#define OPS_NAME(e, n) \
-  case Binary::e:      \
-    return n;
-    OPS_BINARY_LIST(OPS_NAME)
-#undef OPS_NAME
-  }
-  return "?";
 }
 
 Value binary(Builder& b, Binary op, Value x, Value y) {

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "ops/common/named_enum.h"
 #include "shlo/builder.h"
 
 namespace ops {
@@ -57,12 +58,7 @@ Value fit(Builder& b, Value v, const Value& like);
   X(Reciprocal, "reciprocal") X(Round, "round") X(Rsqrt, "rsqrt") X(Sigmoid, "sigmoid") X(Sign, "sign") \
   X(Signbit, "signbit") X(Sin, "sin") X(Sinc, "sinc") X(Sinh, "sinh") X(Sqrt, "sqrt") X(Tan, "tan")    \
   X(Tanh, "tanh") X(Trunc, "trunc")
-enum class Unary {
-#define OPS_ENUM(e, n) e,
-  OPS_UNARY_LIST(OPS_ENUM)
-#undef OPS_ENUM
-};
-const char* name(Unary op);
+OPS_NAMED_ENUM(Unary, OPS_UNARY_LIST)
 // Same dtype as x, except the predicates (isnan, signbit, logical_not...): PRED.
 Value unary(Builder& b, Unary op, Value x);
 
@@ -72,13 +68,8 @@ Value unary(Builder& b, Unary op, Value x);
   X(Hypot, "hypot") X(Logaddexp, "logaddexp") X(Logaddexp2, "logaddexp2") X(LogicalAnd, "logical_and")     \
   X(LogicalOr, "logical_or") X(LogicalXor, "logical_xor") X(Maximum, "maximum") X(Minimum, "minimum")      \
   X(Pow, "pow") X(Remainder, "remainder") X(Xlogy, "xlogy")
-enum class Binary {
-#define OPS_ENUM(e, n) e,
-  OPS_BINARY_LIST(OPS_ENUM)
-#undef OPS_ENUM
-  // clang-format on
-};
-const char* name(Binary op);
+OPS_NAMED_ENUM(Binary, OPS_BINARY_LIST)
+// clang-format on
 // Same dtype as the operands, except logical_*: PRED.
 Value binary(Builder& b, Binary op, Value x, Value y);
 // x ** e for the exponents PyTorch's CPU kernel special-cases (2, 3, 0.5,
