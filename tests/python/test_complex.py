@@ -51,3 +51,40 @@ def test_complex_arithmetic():
     assert_close((a.to(TPU) + b.to(TPU)), a + b)
     mag, ang = torch.rand(5) + 0.1, torch.randn(5)
     assert_close(torch.polar(mag.to(TPU), ang.to(TPU)), torch.polar(mag, ang), atol=1e-5, rtol=1e-5)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_variance_is_real_and_its_mean_complex(dtype):
+    z = torch.randn(6, 7, dtype=dtype)
+    zt = z.to(TPU)
+    assert_close(zt.var(), z.var())
+    assert_close(zt.std(dim=1, correction=0), z.std(dim=1, correction=0))
+    for fn in (torch.var_mean, torch.std_mean):
+        got, want = fn(zt, dim=0, keepdim=True), fn(z, dim=0, keepdim=True)
+        assert_close(got[0], want[0])
+        assert_close(got[1], want[1])
+    out = torch.empty(0, dtype=z.real.dtype, device=TPU)
+    torch.var(zt, dim=1, out=out)
+    assert_close(out, z.var(dim=1))
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_norms_and_logsumexp(dtype):
+    z = torch.randn(5, 8, dtype=dtype)
+    z[1, 2] = 0
+    zt = z.to(TPU)
+    for kw in ({}, {"ord": 1, "dim": 1}, {"ord": 0, "dim": 0}, {"ord": float("inf")}, {"ord": 3.5, "dim": 1}):
+        assert_close(torch.linalg.vector_norm(zt, **kw), torch.linalg.vector_norm(z, **kw))
+    assert_close(torch.logsumexp(zt, 1), torch.logsumexp(z, 1))
+    assert_close(torch.logsumexp(zt, 0, keepdim=True), torch.logsumexp(z, 0, keepdim=True))
+    # An infinite real part is not shifted by (the CPU's rule).
+    z[0, 0] = complex(float("inf"), 1.0)
+    assert_close(torch.logsumexp(z.to(TPU), 1), torch.logsumexp(z, 1))
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+@pytest.mark.parametrize("steps", [2, 7, 1000])
+def test_complex_linspace(dtype, steps):
+    start, end = complex(-3.0, 0.5), complex(1.0, 2.0)
+    assert_close(torch.linspace(start, end, steps, dtype=dtype, device=TPU),
+                 torch.linspace(start, end, steps, dtype=dtype))

@@ -148,7 +148,19 @@ at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
   resize_range_out(out, steps);
   if (steps == 0) return out;
   if (steps == 1) return out.fill_(start);
-  TORCH_CHECK(!out.is_complex(), "linspace is not supported for complex tensors on the tpu device");
+  if (out.is_complex()) {
+    // A complex step times a real index scales both parts alike: each part
+    // is the real linspace between the ends' parts.
+    const c10::complex<double> s = start.toComplexDouble(), e = end.toComplexDouble();
+    at::TensorOptions part = out.options().dtype(at::toRealValueType(out.scalar_type()));
+    at::Tensor re = at::empty({steps}, part), im = at::empty({steps}, part);
+    at::linspace_out(re, s.real(), e.real(), steps);
+    at::linspace_out(im, s.imag(), e.imag(), steps);
+    at::Tensor parts = at::view_as_real(out);
+    parts.select(-1, 0).copy_(re);
+    parts.select(-1, 1).copy_(im);
+    return out;
+  }
   RangeParams p;
   // Mirrors PyTorch's CPU kernel: start and end in the result type, the step
   // in that type too for floats (f64 for integers).

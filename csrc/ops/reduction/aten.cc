@@ -287,7 +287,6 @@ ops::NormOrd norm_ord(double o) {
 
 void vector_norm_into(const at::Tensor& out, const at::Tensor& self, const at::Scalar& ord, const Dims& dims,
                       bool keepdim) {
-  TORCH_CHECK(!self.is_complex(), "linalg.vector_norm: complex inputs are not supported on the tpu device");
   // Only the special orders change the program; any other p is an operand.
   write_all(
       {out}, "vector_norm", {read(self), scalar_of(ord, shlo::DType::F32)},
@@ -361,8 +360,7 @@ struct Renorm {
 at::ScalarType var_dtype(const at::Tensor& self) {
   TORCH_CHECK(at::isFloatingType(self.scalar_type()) || at::isComplexType(self.scalar_type()),
               "std and var only support floating point and complex dtypes");
-  TORCH_CHECK_TYPE(!self.is_complex(), "std and var of complex tensors are not supported on the tpu device");
-  return self.scalar_type();
+  return at::toRealValueType(self.scalar_type());  // a complex input's variance is real
 }
 
 // Computes var or std (and, when mean_out is defined, the mean) into out.
@@ -415,7 +413,7 @@ std::tuple<at::Tensor, at::Tensor> var_mean_like(const at::Tensor& self, at::Opt
   at::ScalarType dt = var_dtype(self);
   Dims dims = reduce_dims(self, dim);
   auto shape = reduced_shape(self, dims, keepdim);
-  at::Tensor v = empty(shape, dt, self.device()), m = empty(shape, dt, self.device());
+  at::Tensor v = empty(shape, dt, self.device()), m = empty(shape, self.scalar_type(), self.device());
   var_into(v, m, self, dims, corr, keepdim, Sqrt);
   return {v, m};
 }
@@ -431,7 +429,6 @@ void logsumexp_into(const at::Tensor& out, const at::Tensor& self, const Dims& d
       dims, keepdim, to_shlo(out.scalar_type()));
 }
 at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) {
-  TORCH_CHECK(!self.is_complex(), "logsumexp(): complex inputs are not supported on the tpu device");
   Dims dims = reduce_dims(self, dim);
   at::ScalarType dt = at::isIntegralType(self.scalar_type(), true) ? at::typeMetaToScalarType(at::get_default_dtype())
                                                                    : self.scalar_type();
@@ -440,7 +437,7 @@ at::Tensor logsumexp(const at::Tensor& self, at::IntArrayRef dim, bool keepdim) 
   return out;
 }
 at::Tensor& logsumexp_out(const at::Tensor& self, at::IntArrayRef dim, bool keepdim, at::Tensor& out) {
-  TORCH_CHECK(at::isFloatingType(out.scalar_type()),
+  TORCH_CHECK(at::isFloatingType(out.scalar_type()) || at::isComplexType(out.scalar_type()),
               "logsumexp(): Expected floating point type for result tensor, but got: ", out.scalar_type());
   Dims dims = reduce_dims(self, dim);
   at::native::resize_output(out, reduced_shape(self, dims, keepdim));

@@ -45,6 +45,7 @@ Value reduce(Builder& b, Value x, Reduce kind, const Dims& dims, bool keepdim, D
 Value mean(Builder& b, Value x, const Dims& dims, bool keepdim, DType out);
 // Variance with `correction` (0-d, any float dtype) subtracted from the
 // element count; {var or std, mean}. Two-pass (mean first) for accuracy.
+// A complex x has a real variance (out: its parts' dtype) and a complex mean.
 std::pair<Value, Value> var_mean(Builder& b, Value x, const Dims& dims, bool keepdim, Value correction, bool take_sqrt,
                                  DType out);
 // (values, int64 indices) of the max / min along one dim: NaN wins, and
