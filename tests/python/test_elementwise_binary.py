@@ -79,6 +79,29 @@ def test_binary(name):
         check(lambda a, b: getattr(a, name + "_")(b), a, b)
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.int8, torch.complex64])
+def test_add_and_sub_with_and_without_alpha(dtype):
+    """alpha 1 lowers without the alpha operand, any other alpha with it:
+    the two share no program, whatever the order they run in."""
+    for a, b in binary_inputs(dtype)[:3]:
+        for alpha in ([1, 3, -2] if not dtype.is_floating_point and not dtype.is_complex else [1, 0.5, 1.0, -2.25]):
+            check(lambda a, b: torch.add(a, b, alpha=alpha), a, b)
+            check(lambda a, b: torch.sub(a, b, alpha=alpha), a, b)
+            check(lambda a, b: a.clone().add_(b, alpha=alpha) if a.shape == torch.broadcast_shapes(a.shape, b.shape)
+                  else a + b, a, b)
+    if dtype.is_complex:
+        a, b = binary_inputs(dtype)[0]
+        check(lambda a, b: torch.add(a, b, alpha=1 - 2j), a, b)
+    a, b = binary_inputs(dtype)[1]
+    check(lambda a, b, o: torch.sub(a, b, out=o), a, b, torch.empty(0, dtype=dtype))
+
+
+def test_bool_add():
+    a, b = rand([4, 5], torch.bool), rand([5], torch.bool)
+    check(torch.add, a, b)
+    check(lambda a, b: torch.add(a, b, alpha=True), a, b)
+
+
 @pytest.mark.parametrize("name", list(BINARY))
 def test_binary_mixed_dtypes(name):
     """Type promotion comes from PyTorch's meta functions."""
