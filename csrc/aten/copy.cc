@@ -2,6 +2,7 @@
 // _copy_from, _copy_from_and_resize, _local_scalar_dense, registered here.
 #include "aten/copy.h"
 
+#include <ATen/ExpandUtils.h>
 #include <ATen/MemoryOverlap.h>
 
 #include "aten/errors.h"
@@ -53,6 +54,14 @@ engine::Ref neg_value(engine::Ref v) {
 
 const at::Tensor& copy_into(const at::Tensor& dst, const at::Tensor& src) {
   TORCH_CHECK(dst.defined() && src.defined(), "copy_: undefined tensor");
+  // src must broadcast to dst, checked at the call as the CPU's copy_
+  // checks it, with its messages (a mismatch found while compiling would
+  // surface at a later read, under another op's name).
+  if (!src.sizes().equals(dst.sizes())) {
+    const std::vector<int64_t> shape = at::infer_size(dst.sizes(), src.sizes());
+    TORCH_CHECK(dst.sizes().equals(shape), "output with shape ", dst.sizes(), " doesn't match the broadcast shape ",
+                c10::IntArrayRef(shape));
+  }
   if (dst.numel() == 0) return dst;
   bool dst_tpu = dst.device().type() == c10::DeviceType::PrivateUse1;
   bool src_tpu = src.device().type() == c10::DeviceType::PrivateUse1;

@@ -88,3 +88,12 @@ def test_complex_linspace(dtype, steps):
     start, end = complex(-3.0, 0.5), complex(1.0, 2.0)
     assert_close(torch.linspace(start, end, steps, dtype=dtype, device=TPU),
                  torch.linspace(start, end, steps, dtype=dtype))
+
+
+def test_complex_linspace_into_a_strided_out():
+    """An out of any shape is filled in its index order."""
+    res = torch.rand(3, 3, 100).to(torch.complex128).permute(2, 0, 1)
+    got = res.to(TPU)
+    torch.linspace(0, 900 + 9j, 900, out=res)
+    torch.linspace(0, 900 + 9j, 900, out=got)
+    assert_close(got, res)

@@ -192,6 +192,19 @@ def test_copy_allowed_overlaps(mode):
     assert_close(fn(x.to(TPU)), fn(x.clone()))
 
 
+@pytest.mark.parametrize("dst, src, msg", [
+    ([10, 3, 3], [90], "The size of tensor a (3) must match the size of tensor b (90) at non-singleton dimension 2"),
+    ([3], [2, 3], "output with shape [3] doesn't match the broadcast shape [2, 3]"),
+    ([], [1], "output with shape [] doesn't match the broadcast shape [1]"),
+    ([0], [3], "The size of tensor a (0) must match the size of tensor b (3) at non-singleton dimension 0"),
+])
+def test_copy_shapes_that_do_not_broadcast(mode, dst, src, msg):
+    """Checked at the call, with the CPU's messages, from either device."""
+    at_call(lambda d, s: d.copy_(s), (torch.zeros(dst), torch.randn(src)), RuntimeError, msg)
+    with pytest.raises(RuntimeError, match=re.escape(msg)):
+        torch.zeros(dst, device=TPU).copy_(torch.randn(src))
+
+
 # ---------------------------------------------------------------- more value preconditions
 
 

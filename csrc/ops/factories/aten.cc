@@ -156,9 +156,10 @@ at::Tensor& linspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
     at::Tensor re = at::empty({steps}, part), im = at::empty({steps}, part);
     at::linspace_out(re, s.real(), e.real(), steps);
     at::linspace_out(im, s.imag(), e.imag(), steps);
+    // out may have any shape of `steps` elements, filled in its index order.
     at::Tensor parts = at::view_as_real(out);
-    parts.select(-1, 0).copy_(re);
-    parts.select(-1, 1).copy_(im);
+    parts.select(-1, 0).copy_(re.view(out.sizes()));
+    parts.select(-1, 1).copy_(im.view(out.sizes()));
     return out;
   }
   RangeParams p;
