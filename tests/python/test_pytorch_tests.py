@@ -19,7 +19,7 @@ SYNTHETIC = textwrap.dedent('''
     import time
 
     import torch
-    from torch.testing._internal.common_device_type import instantiate_device_type_tests
+    from torch.testing._internal.common_device_type import instantiate_device_type_tests, onlyCPU
     from torch.testing._internal.common_utils import TestCase
 
 
@@ -48,11 +48,21 @@ SYNTHETIC = textwrap.dedent('''
         def test_passes(self, device):
             self.assertEqual(torch.ones(2, device=device).sum().item(), 2.0)
 
+        @onlyCPU
+        def test_only_cpu(self, device):
+            pass
+
+
+    class TestCpuOnly(TestCase):
+        def test_passes(self, device):
+            pass
+
 
     # PyTorch names the first TestSecondPRIVATEUSE1, the second
     # TestSyntheticTPU; they run in this order.
     instantiate_device_type_tests(TestSecond, globals())
     instantiate_device_type_tests(TestSynthetic, globals())
+    instantiate_device_type_tests(TestCpuOnly, globals(), only_for="cpu")
 ''')
 
 
@@ -91,9 +101,13 @@ def test_reports_exactly_the_tests_that_pass_on_cpu_and_not_on_tpu(tmp_path, cap
     assert "test_d_fails_everywhere" not in str(r["cpu_pass_tpu_fail"])
     assert list(r["reasons"]) == [cls + "test_b_fails_on_tpu_tpu"]
     assert r["reasons"][cls + "test_b_fails_on_tpu_tpu"].startswith("AssertionError")
-    assert r["cpu_counts"] == {"failed": 1, "passed": 5}
-    assert r["tpu_counts"] == {"crash": 1, "failed": 1, "hang": 1, "passed": 2}
+    # Tests the file keeps to the CPU (only_for="cpu", onlyCPU) are not counted.
+    assert sorted(r["cpu_only"]) == ["test_synthetic.py::TestCpuOnlyCPU::test_passes_cpu",
+                                     "test_synthetic.py::TestSecondCPU::test_only_cpu_cpu"]
+    assert r["cpu_counts"] == {"failed": 1, "passed": 7}
+    assert r["tpu_counts"] == {"crash": 1, "failed": 1, "hang": 1, "passed": 2, "skipped": 1}
     assert "2 of 5 CPU passes pass on tpu (40.0%)" in text
+    assert "2 CPU passes are CPU-only" in text
 
 
 def test_sample_is_fixed(tmp_path):
@@ -104,5 +118,6 @@ def test_sample_is_fixed(tmp_path):
     r = pytorch_tests.run_device(str(f), "cpu", sample=2, workdir=str(tmp_path))
     ids = [f"test_synthetic.py::TestSyntheticCPU::test_{n}_cpu"
            for n in ("a_crashes_on_tpu", "b_fails_on_tpu", "c_passes", "d_fails_everywhere", "e_hangs_on_tpu")]
-    ids.append("test_synthetic.py::TestSecondCPU::test_passes_cpu")
+    ids += [f"test_synthetic.py::{t}_cpu" for t in ("TestSecondCPU::test_passes", "TestSecondCPU::test_only_cpu",
+                                                     "TestCpuOnlyCPU::test_passes")]
     assert sorted(r["status"]) == sorted(sorted(ids, key=lambda s: zlib.crc32(s.encode()))[:2])

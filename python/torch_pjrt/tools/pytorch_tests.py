@@ -53,6 +53,24 @@ def tpu_ids(cpu_id):
     return ["::".join(parts[:-2] + [cls + suffix, test]) for suffix in ("PRIVATEUSE1", "TPU")]
 
 
+def cpu_only_classes(path):
+    """The test classes a file instantiates for the CPU alone
+    (`instantiate_device_type_tests(TestFoo, globals(), only_for="cpu")`):
+    the device never gets them, so they are not the device's to pass."""
+    with open(path, encoding="utf-8") as f:
+        text = f.read()
+    found = set()
+    for m in re.finditer(r"instantiate_device_type_tests\(\s*(\w+)\s*,.*only_for\s*=(.*)", text):
+        only = m.group(2).lower()
+        if "cpu" in only and not any(d in only for d in ("privateuse1", "tpu")):
+            found.add(m.group(1))
+    return found
+
+
+# A skip PyTorch's onlyCPU decorator gives every other device.
+_ONLY_CPU_SKIP = "Only runs on cpu"
+
+
 def _env(device):
     env = dict(os.environ)
     # The folder holding this torch_pjrt, for the tpu run's import of it.
@@ -171,19 +189,24 @@ def compare(path, *, sample=None, timeout=60.0, logs=None):
                          workdir=workdir, log=log("tpu"))
     finally:
         shutil.rmtree(workdir, ignore_errors=True)
-    failing = {}
+    failing, cpu_only = {}, []
+    only_cpu_classes = cpu_only_classes(path)
     for t in cpu_pass:
         ran = [m for m in candidates[t] if m in tpu["status"]]
-        if not candidates[t]:
+        if t.split("::")[-2][:-len("CPU")] in only_cpu_classes or \
+                (ran and _ONLY_CPU_SKIP in tpu["reasons"].get(ran[0], "")):
+            cpu_only.append(t)
+        elif not candidates[t]:
             failing[t] = "no tpu id"
         elif not ran:
             failing[candidates[t][0]] = "not collected"
         elif tpu["status"][ran[0]] != PASSED:
             failing[ran[0]] = tpu["status"][ran[0]]
-    n = len(cpu_pass)
+    n = len(cpu_pass) - len(cpu_only)
     return {
         "file": os.path.abspath(path),
         "cpu_passed": n,
+        "cpu_only": cpu_only,
         "tpu_passed": n - len(failing),
         "percent": round(100.0 * (n - len(failing)) / n, 1) if n else None,
         "cpu_counts": _counts(cpu["status"]),
@@ -212,6 +235,9 @@ def report(r, out=None):
     pct = "-" if r["percent"] is None else f"{r['percent']}%"
     print(f"{name}: {r['tpu_passed']} of {r['cpu_passed']} CPU passes pass on tpu ({pct}); "
           f"tpu crashes {len(r['crashes']['tpu'])}, hangs {len(r['hangs']['tpu'])}; {r['wall_s']} s", file=out)
+    if r["cpu_only"]:
+        print(f"  {len(r['cpu_only'])} CPU passes are CPU-only by the file's own choice (only_for=\"cpu\", "
+              "onlyCPU) and not counted", file=out)
     print(f"  cpu: {r['cpu_counts']}", file=out)
     print(f"  tpu: {r['tpu_counts']}", file=out)
     for d in ("cpu", "tpu"):
