@@ -2,6 +2,7 @@
 against the CPU, float64 where the plugin has it (and a clear error on TPU
 platforms, which lack it), and complex Python scalars as native operands."""
 import copy
+import platform
 
 import pytest
 import torch
@@ -171,3 +172,23 @@ def test_complex_scalar_arithmetic():
     before = torch_pjrt.cache_stats()["misses"]
     (zt * (4 - 1j)).cpu()
     assert torch_pjrt.cache_stats()["misses"] == before
+
+
+# Finite values past the integer range, the float extremes, the int32 / int64
+# bounds and the non-finite ones: the CPU truncates as x86 does (the minimum
+# for what does not fit, the low bits for narrower integers), XLA saturates.
+CONVERSION_EDGES = [torch.finfo(torch.float).min, -2, -1.5, -0.5, 0, 0.5, 1.5, 2, torch.finfo(torch.float).max,
+                    3e9, -3e9, 40000.5, -40000.5, 70000.7, -70000.7, 1e19, -1e19, 9.3e18, 2.0 ** 63, -2.0 ** 63,
+                    2.0 ** 31, -2.0 ** 31, 300.7, -300.7, float("nan"), float("inf"), -float("inf")]
+
+
+@pytest.mark.skipif(platform.machine().lower() not in ("x86_64", "amd64"),
+                    reason="the CPU's out-of-range conversions are x86's here; other hosts saturate")
+@pytest.mark.parametrize("to", [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8, torch.uint16,
+                                torch.bool])
+@pytest.mark.parametrize("frm", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
+def test_float_to_int_conversion_matches_cpu(frm, to):
+    x = torch.tensor(CONVERSION_EDGES, dtype=frm)
+    assert_close(x.to(TPU).to(to), x.to(to))
+    x = x[torch.randperm(len(x))].repeat(3)
+    assert_close(x.to(TPU).to(to), x.to(to))

@@ -19,10 +19,29 @@ Value splat(Builder& b, Value s, const Value& like) {
 
 Value as_scalar(Builder& b, Value x) { return x.rank() == 0 ? x : b.reshape(x, {}); }
 
+namespace {
+
+// x86's truncating conversion to int32 / int64 (what PyTorch's CPU kernels
+// and NumPy compile to): NaN and a value out of range become the minimum,
+// where XLA saturates. 2^31 and 2^63 are exact in every float dtype.
+Value truncate_like_x86(Builder& b, Value x, shlo::DType wide) {
+  const double limit = wide == shlo::DType::S64 ? 9223372036854775808.0 : 2147483648.0;
+  Value inside = logical_and(b, b.compare(shlo::Cmp::GE, x, constant_like(b, -limit, x)),
+                             b.compare(shlo::Cmp::LT, x, constant_like(b, limit, x)));
+  return b.select(inside, b.convert(x, wide), b.constant(wide, -limit, x.shape()));
+}
+
+}  // namespace
+
 Value convert(Builder& b, Value x, shlo::DType to) {
-  if (shlo::is_float(x.dtype()) && shlo::is_unsigned_int(to) && shlo::dtype_size(to) < 8)
-    return b.convert(b.convert(x, shlo::DType::S64), to);
-  return b.convert(x, to);
+  if (!shlo::is_float(x.dtype()) || !shlo::is_int(to)) return b.convert(x, to);
+  // Narrower integers keep the low bits of the CPU's int64 result (uint8)
+  // or int32 result (int8, int16, uint16), as measured against it.
+  if (to == shlo::DType::U8) return b.convert(truncate_like_x86(b, x, shlo::DType::S64), shlo::DType::U8);
+  if (shlo::is_unsigned_int(to) && to != shlo::DType::U16) return b.convert(x, to);
+  const shlo::DType wide = to == shlo::DType::S64 ? shlo::DType::S64 : shlo::DType::S32;
+  Value r = truncate_like_x86(b, x, wide);
+  return wide == to ? r : b.convert(r, to);
 }
 
 Value add(Builder& b, Value x, Value y, Value alpha) { return b.add(x, b.mul(y, splat(b, alpha, y))); }

@@ -20,8 +20,10 @@ Value sub(Builder& b, Value x, Value y, Value alpha);
 // "floor" for div(..., rounding_mode=...).
 Value div(Builder& b, Value x, Value y, const std::string& rounding_mode = "");
 
-// dtype conversion as PyTorch does it on the CPU: float -> narrow unsigned
-// wraps modulo 2^bits (through int64) instead of saturating.
+// dtype conversion as PyTorch does it on the CPU: float -> integer
+// truncates as x86 does (NaN and values out of range give the minimum of
+// int32 / int64) and narrower integers keep the low bits, where XLA
+// saturates.
 Value convert(Builder& b, Value x, shlo::DType to);
 
 // A 0-d value broadcast to x's shape.
