@@ -36,9 +36,17 @@ Value truncate_like_x86(Builder& b, Value x, shlo::DType wide) {
 Value convert(Builder& b, Value x, shlo::DType to) {
   if (!shlo::is_float(x.dtype()) || !shlo::is_int(to)) return b.convert(x, to);
   // Narrower integers keep the low bits of the CPU's int64 result (uint8)
-  // or int32 result (int8, int16, uint16), as measured against it.
-  if (to == shlo::DType::U8) return b.convert(truncate_like_x86(b, x, shlo::DType::S64), shlo::DType::U8);
-  if (shlo::is_unsigned_int(to) && to != shlo::DType::U16) return b.convert(x, to);
+  // or int32 result (int8, int16, uint16). uint32 takes the int64 result's
+  // for values >= 0 and the int32 result's otherwise (NaN included): the
+  // CPU's own uint32 results past 2^32 follow no one rule (they differ by
+  // float dtype and between its scalar and vector paths); below, they match.
+  if (to == shlo::DType::U8) return b.convert(truncate_like_x86(b, x, shlo::DType::S64), to);
+  if (to == shlo::DType::U32) {
+    Value from64 = b.convert(truncate_like_x86(b, x, shlo::DType::S64), to);
+    Value from32 = b.convert(truncate_like_x86(b, x, shlo::DType::S32), to);
+    return b.select(b.compare(shlo::Cmp::GE, x, constant_like(b, 0, x)), from64, from32);
+  }
+  if (to == shlo::DType::U64) return b.convert(x, to);
   const shlo::DType wide = to == shlo::DType::S64 ? shlo::DType::S64 : shlo::DType::S32;
   Value r = truncate_like_x86(b, x, wide);
   return wide == to ? r : b.convert(r, to);
