@@ -77,6 +77,17 @@ class TpuDistBackend : public c10d::Backend {
         tag_(tag),
         timeout_(timeout) {}
 
+  // Gloo's destructor joins its worker threads, and a collective's callback
+  // finishing on one of them may drop the last reference to a tensor Python
+  // holds, which takes the GIL: the host group is released without the GIL,
+  // or the two threads would wait on each other.
+  ~TpuDistBackend() override {
+    if (Py_IsInitialized() && PyGILState_Check()) {
+      pybind11::gil_scoped_release unlocked;
+      host_.reset();
+    }
+  }
+
   const std::string getBackendName() const override { return "tpu_dist"; }
 
   c10::intrusive_ptr<Work> broadcast(std::vector<at::Tensor>& tensors, const c10d::BroadcastOptions& opts) override {
