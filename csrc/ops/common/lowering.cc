@@ -19,6 +19,17 @@ Value compare_to(Builder& b, shlo::Cmp dir, Value x, Value y) { return b.compare
 Value compare_to(Builder& b, shlo::Cmp dir, Value x, double v) { return b.compare(dir, x, constant_like(b, v, x)); }
 Value is_nan(Builder& b, Value x) { return b.compare(shlo::Cmp::NE, x, x); }
 
+shlo::DType real_of(shlo::DType t) { return t == shlo::DType::C128 ? shlo::DType::F64 : shlo::DType::F32; }
+shlo::DType complex_of(shlo::DType t) {
+  return t == shlo::DType::F64 || t == shlo::DType::C128 ? shlo::DType::C128 : shlo::DType::C64;
+}
+Value real_part(Builder& b, Value x) { return b.op1(hlo::kReal, {x}, shlo::Type{real_of(x.dtype()), x.shape()}); }
+Value imag_part(Builder& b, Value x) { return b.op1(hlo::kImag, {x}, shlo::Type{real_of(x.dtype()), x.shape()}); }
+Value modulus(Builder& b, Value x) { return b.op1(hlo::kAbs, {x}, shlo::Type{real_of(x.dtype()), x.shape()}); }
+Value make_complex(Builder& b, Value re, Value im) {
+  return b.op1(hlo::kComplex, {re, im}, shlo::Type{complex_of(re.dtype()), re.shape()});
+}
+
 Value index_bounds(Builder& b, Value idx) {
   Value flat = b.convert(b.reshape(idx, {shlo::numel(idx.shape())}), shlo::DType::S64);
   Value mn = b.reduce(flat, b.highest(shlo::DType::S64), {0}, "minimum");

@@ -59,6 +59,18 @@ shlo::Value compare_to(shlo::Builder& b, shlo::Cmp dir, shlo::Value x, double v)
 // Elementwise x != x.
 shlo::Value is_nan(shlo::Builder& b, shlo::Value x);
 
+// ---- complex parts
+// The dtype of a complex dtype's parts (f32 for c64, f64 for c128), and the
+// complex dtype with parts of dtype t (c128 for f64 or c128, else c64).
+shlo::DType real_of(shlo::DType t);
+shlo::DType complex_of(shlo::DType t);
+// A complex x's real and imaginary parts; its modulus |x|.
+shlo::Value real_part(shlo::Builder& b, shlo::Value x);
+shlo::Value imag_part(shlo::Builder& b, shlo::Value x);
+shlo::Value modulus(shlo::Builder& b, shlo::Value x);
+// The complex value re + i*im (parts of one dtype and shape).
+shlo::Value make_complex(shlo::Builder& b, shlo::Value re, shlo::Value im);
+
 // ---- dimension lists
 // 0, 1, ..., rank - 1: the dimensions of a reduction over every element.
 std::vector<int64_t> all_dims(int64_t rank);

@@ -241,9 +241,7 @@ Value unary(Builder& b, Unary op, Value x) {
   bool fl = shlo::is_float(t);
   switch (op) {
     case Unary::Abs:
-      if (shlo::is_complex(t))  // the modulus, a real value
-        return b.op1(hlo::kAbs, {x},
-                     shlo::Type{t == shlo::DType::C128 ? shlo::DType::F64 : shlo::DType::F32, x.shape()});
+      if (shlo::is_complex(t)) return modulus(b, x);  // a real value
       return fl || shlo::is_signed_int(t) ? b.unary("abs", x) : x;
     case Unary::BitwiseNot:
       return b.unary("not", x);
@@ -265,7 +263,7 @@ Value unary(Builder& b, Unary op, Value x) {
       if (shlo::is_complex(t)) {  // sgn: z / |z|, 0 at 0
         Value mag = unary(b, Unary::Abs, x);
         Value zero = b.constant(mag.dtype(), 0, mag.shape());
-        Value mag_c = b.op1(hlo::kComplex, {mag, zero}, x.type);
+        Value mag_c = make_complex(b, mag, zero);
         return b.select(b.compare(Cmp::EQ, mag, zero), b.constant(t, 0, x.shape()), b.div(x, mag_c));
       }
       Value pos = b.convert(compare_to(b, Cmp::GT, x, 0.0), t);
@@ -475,9 +473,7 @@ Value addcdiv(Builder& b, Value self, Value t1, Value t2, Value value) {
 
 Value conj(Builder& b, Value x) {
   if (!shlo::is_complex(x.dtype())) return x;
-  shlo::Type part{x.dtype() == DType::C128 ? DType::F64 : DType::F32, x.shape()};
-  Value re = b.op1(hlo::kReal, {x}, part), im = b.op1(hlo::kImag, {x}, part);
-  return b.op1(hlo::kComplex, {re, b.unary("negate", im)}, x.type);
+  return make_complex(b, real_part(b, x), b.unary("negate", imag_part(b, x)));
 }
 
 }  // namespace ops

@@ -15,9 +15,6 @@ using shlo::Type;
 
 namespace {
 
-DType real_of(DType t) { return t == DType::C128 ? DType::F64 : DType::F32; }
-DType complex_of(DType t) { return t == DType::F64 || t == DType::C128 ? DType::C128 : DType::C64; }
-
 // Moves `dims` (in order) to the end; returns the permutation used.
 std::vector<int64_t> dims_last(int64_t rank, const std::vector<int64_t>& dims) {
   std::vector<int64_t> perm;

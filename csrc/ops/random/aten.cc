@@ -15,6 +15,7 @@
 #include "aten/tensor.h"
 #include "engine/program.h"
 #include "ops/common/aten_common.h"
+#include "ops/common/lowering.h"
 #include "ops/random/random.h"
 
 namespace tpu {
@@ -56,7 +57,7 @@ template <class Draw>
 struct FillLowering {
   Vals operator()(shlo::Builder& b, const Vals& in, const shlo::Type& t) const {
     if (!shlo::is_complex(t.dtype)) return {Draw{}(b, in, t)};
-    shlo::Type parts{t.dtype == DType::C128 ? DType::F64 : DType::F32, t.shape};
+    shlo::Type parts{ops::real_of(t.dtype), t.shape};
     parts.shape.insert(parts.shape.begin(), 2);
     return {ops::complex_from_parts(b, Draw{}(b, in, parts))};
   }

@@ -104,8 +104,7 @@ Value standard_normal(Builder& b, Value state, const Shape& shape, DType c) {
 
 Value complex_from_parts(Builder& b, Value parts) {
   Shape shape(parts.shape().begin() + 1, parts.shape().end());
-  DType c = parts.dtype() == DType::F64 ? DType::C128 : DType::C64;
-  return b.op1(hlo::kComplex, {row(b, parts, 0, shape), row(b, parts, 1, shape)}, Type{c, shape});
+  return make_complex(b, row(b, parts, 0, shape), row(b, parts, 1, shape));
 }
 
 Value uniform(Builder& b, Value state, Value from, Value to, const Type& out) {

@@ -105,12 +105,11 @@ std::pair<Value, Value> var_mean(Builder& b, Value x, const Dims& dims, bool kee
     // |x - mean|^2 is the real part's squared deviation plus the imaginary
     // part's: a complex variance is the sum of its parts' (one correction),
     // real; the mean is complex, made of the parts' means.
-    shlo::Type part{x.dtype() == DType::C128 ? DType::F64 : DType::F32, x.shape()};
-    auto [vr, mr] = var_mean(b, b.op1(hlo::kReal, {x}, part), dims, keepdim, correction, false, out);
-    auto [vi, mi] = var_mean(b, b.op1(hlo::kImag, {x}, part), dims, keepdim, correction, false, out);
+    auto [vr, mr] = var_mean(b, real_part(b, x), dims, keepdim, correction, false, out);
+    auto [vi, mi] = var_mean(b, imag_part(b, x), dims, keepdim, correction, false, out);
     Value v = b.add(vr, vi);
     if (take_sqrt) v = b.unary("sqrt", v);
-    return {v, b.op1(hlo::kComplex, {mr, mi}, shlo::Type{out == DType::F64 ? DType::C128 : DType::C64, mr.shape()})};
+    return {v, make_complex(b, mr, mi)};
   }
   Shape in = x.shape();
   Value v = to_acc(b, x, out);
@@ -165,11 +164,10 @@ Value logsumexp(Builder& b, Value x, const Dims& dims, bool keepdim, DType out) 
   if (shlo::is_complex(x.dtype())) {
     // As PyTorch: shifted by the real parts' max (an infinite one by 0),
     // summed and logged in the complex dtype.
-    shlo::Type part{x.dtype() == DType::C128 ? DType::F64 : DType::F32, in};
-    Value m = reduce_extreme(b, b.op1(hlo::kReal, {x}, part), dims, true);
+    Value m = reduce_extreme(b, real_part(b, x), dims, true);
     Value zero = b.constant(m.dtype(), 0, m.shape());
     m = b.select(b.compare(Cmp::EQ, b.unary("abs", m), b.constant(m.dtype(), kInf, m.shape())), zero, m);
-    Value shift = b.op1(hlo::kComplex, {m, zero}, shlo::Type{x.dtype(), m.shape()});
+    Value shift = make_complex(b, m, zero);
     Value s = sum_acc(b, b.unary("exponential", b.sub(x, expand_back(b, shift, in, dims))), dims);
     Value r = convert(b, b.add(b.unary("log", s), shift), out);
     return keepdim ? keep_dims(b, r, in, dims) : r;
@@ -187,8 +185,7 @@ Value logsumexp(Builder& b, Value x, const Dims& dims, bool keepdim, DType out) 
 Value vector_norm(Builder& b, Value x, NormOrd ord, Value p, const Dims& dims, bool keepdim, DType out) {
   Shape in = x.shape();
   // A complex vector's norm is its moduli's.
-  if (shlo::is_complex(x.dtype()))
-    x = b.op1(hlo::kAbs, {x}, shlo::Type{x.dtype() == DType::C128 ? DType::F64 : DType::F32, in});
+  if (shlo::is_complex(x.dtype())) x = modulus(b, x);
   Value v = to_acc(b, x, out);
   DType acc = v.dtype();
   Value a = b.unary("abs", v);
