@@ -30,6 +30,9 @@ int64_t positive(const char* name);
 // The same for a variable whose default is computed when read (the table
 // says how).
 int64_t positive(const char* name, int64_t computed);
+// A count, 0 included (0 usually turns a feature off): the variable's,
+// else the table's fallback.
+int64_t count(const char* name);
 // On: the value, else the table's fallback, is "1" or another non-"0"
 // text ("unset" as a fallback is off).
 bool flag(const char* name);

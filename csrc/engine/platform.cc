@@ -14,7 +14,7 @@ PlatformPolicy make(pjrt::Platform p) {
   r.platform = p;
   switch (p) {
     case pjrt::Platform::Cpu:
-      r.host_memory = r.host_functions = r.weight_copies = r.xnnpack_off = true;
+      r.host_memory = r.host_functions = r.weight_copies = r.xnnpack_off = r.quick_small_compiles = true;
       break;
     case pjrt::Platform::Gpu:
       r.native_bf16 = true;

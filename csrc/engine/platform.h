@@ -33,6 +33,12 @@ struct PlatformPolicy {
   // matmul, slower than XLA:CPU's own dots (`python -m torch_pjrt bench`:
   // fused training step and batch-64 decode).
   bool xnnpack_off = false;
+  // Small programs compile at the backend's lowest optimization level
+  // (TORCH_PJRT_QUICK_COMPILE_ELEMENTS): XLA:CPU spends a quarter of a small
+  // program's compile in LLVM's optimizations, which save little on arrays
+  // of a few thousand elements (a cold generate() of a tiny Llama: 337
+  // programs, 16 s -> 12 s; its decoding tokens/s within noise).
+  bool quick_small_compiles = false;
 };
 
 // The policy of a platform (a pure table: starts nothing).

@@ -168,6 +168,9 @@ Runtime::Runtime() : cfg_(g_cfg), capacity_(cache_capacity()), mapping_budget_(m
   // Compiler flags read by the plugins change the programs they build.
   for (const char* var : {"XLA_FLAGS", "LIBTPU_INIT_ARGS"})
     if (const char* v = std::getenv(var)) identity += std::string(";") + var + "=" + v;
+  // So does the optimization level, chosen by program size under a bound.
+  if (policy_for(client_->kind()).quick_small_compiles) quick_bound_ = env::count("TORCH_PJRT_QUICK_COMPILE_ELEMENTS");
+  identity += ";quick_compile=" + std::to_string(quick_bound_);
   struct stat st;
   if (stat(cfg_.plugin_path.c_str(), &st) == 0)
     identity += ";plugin_size=" + std::to_string(st.st_size) + ";plugin_mtime=" + std::to_string(st.st_mtime);
@@ -253,6 +256,32 @@ pjrt::ExecutablePtr Runtime::executable(const std::string& key, const std::funct
   return compile(key, build, what, replicas);
 }
 
+int64_t largest_array(const std::string& text) {
+  int64_t largest = -1;
+  for (size_t at = text.find("tensor<"); at != std::string::npos; at = text.find("tensor<", at)) {
+    at += 7;
+    int64_t n = 1, dim = 0;
+    bool digits = false;
+    for (; at < text.size(); ++at) {
+      const char c = text[at];
+      if (c >= '0' && c <= '9') {
+        dim = dim * 10 + (c - '0');
+        digits = true;
+      } else if (c == 'x' && digits) {
+        n *= dim;
+        dim = 0;
+        digits = false;
+      } else if (c == '?') {
+        digits = false;
+      } else if (c != 'x') {
+        break;
+      }
+    }
+    largest = std::max(largest, n);
+  }
+  return largest;
+}
+
 pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function<std::string()>& build,
                                      const std::function<std::string()>& what, const std::vector<int>& replicas) {
   if (log_recompiles_) {
@@ -260,11 +289,13 @@ pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function
     log_recompile(key);
   }
   std::string text = build();
+  const int64_t largest = largest_array(text);
+  const bool quick = quick_bound_ > 0 && largest >= 0 && largest <= quick_bound_;
   const int64_t begun = timeline::on() ? timeline::now_ns() : 0;
   auto t0 = std::chrono::steady_clock::now();
   pjrt::ExecutablePtr exe;
   try {
-    exe = client_->compile(text, replicas);
+    exe = client_->compile(text, replicas, quick ? 0 : -1);
   } catch (const pjrt::Error& e) {
     throw pjrt::Error(
         "compiling " + what() + " failed: " + e.what() + (env::flag("TORCH_PJRT_DUMP_FAILED") ? "\n" + text : ""),
@@ -281,6 +312,7 @@ pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function
   }
   std::lock_guard<std::mutex> g(mu_);
   ++stats_.misses;
+  stats_.quick_compiles += quick;
   stats_.compile_seconds += secs;
   remember(key, exe);
   return exe;

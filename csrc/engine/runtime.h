@@ -20,9 +20,10 @@
 namespace engine {
 
 struct CacheStats {
-  int64_t hits = 0;       // found in memory
-  int64_t disk_hits = 0;  // loaded from the disk cache
-  int64_t misses = 0;     // compiled
+  int64_t hits = 0;            // found in memory
+  int64_t disk_hits = 0;       // loaded from the disk cache
+  int64_t misses = 0;          // compiled
+  int64_t quick_compiles = 0;  // of those, at the lowest optimization level (small programs)
   double compile_seconds = 0;
   int64_t entries = 0;
   int64_t evictions = 0;  // dropped from memory at the capacity bound
@@ -122,10 +123,20 @@ class Runtime {
   void remember(const std::string& key, pjrt::ExecutablePtr exe);  // under mu_
   std::unique_ptr<DiskCache> disk_;
   bool log_recompiles_ = false;
+  // Programs whose largest array has at most this many elements compile at
+  // the lowest optimization level (PlatformPolicy::quick_small_compiles);
+  // 0: none.
+  int64_t quick_bound_ = 0;
   bool native_functions_ = false;
   void log_recompile(const std::string& key);
   CacheStats stats_;
 };
+
+// The element count of the largest array a program's StableHLO text names
+// (its parameters, results and every value between), which its run time
+// scales with; dynamic dimensions count as 1; -1 for no array found
+// (bytecode, which is not read).
+int64_t largest_array(const std::string& text);
 
 shlo::DType from_pjrt(PJRT_Buffer_Type t);
 PJRT_Buffer_Type to_pjrt(shlo::DType t);

@@ -56,6 +56,20 @@ std::string replicated_options(const std::vector<int64_t>& ids) {
   return options;
 }
 
+// CompileOptionsProto { env_option_overrides (7): map entry { key (1):
+// "xla_backend_optimization_level", value (2): OptionOverrideProto {
+// int_field (3) } } }. An override merges onto the plugin's own debug
+// options, where a debug_options message would replace them all; appended
+// to any options message it adds the entry (a proto's fields merge).
+std::string opt_level_override(int level) {
+  std::string value, entry, options;
+  put_field(value, 3, static_cast<uint64_t>(level));
+  put_field(entry, 1, std::string("xla_backend_optimization_level"));
+  put_field(entry, 2, value);
+  put_field(options, 7, entry);
+  return options;
+}
+
 }  // namespace
 
 std::vector<PJRT_NamedValue> client_create_options(const ClientOptions& opts, bool cpu_device_count) {
@@ -171,7 +185,7 @@ BufferPtr Client::copy_to_device(const Buffer& b, int device) const {
   return std::make_shared<Buffer>(api_.get(), a.dst_buffer, static_cast<int64_t>(b.on_device_bytes()), device);
 }
 
-ExecutablePtr Client::compile(const std::string& mlir, const std::vector<int>& replicas) const {
+ExecutablePtr Client::compile(const std::string& mlir, const std::vector<int>& replicas, int opt_level) const {
   auto prog = PJRT_ARGS(PJRT_Program);
   prog.code = const_cast<char*>(mlir.data());
   prog.code_size = mlir.size();
@@ -182,16 +196,19 @@ ExecutablePtr Client::compile(const std::string& mlir, const std::vector<int>& r
   a.client = client_;
   a.program = &prog;
   const bool portable = devices_.size() > 1;
-  a.compile_options = portable ? kPortableCompileOptions : kCompileOptions;
-  a.compile_options_size = portable ? sizeof(kPortableCompileOptions) : sizeof(kCompileOptions);
   std::string options;
   if (!replicas.empty()) {
     std::vector<int64_t> ids;
     for (int d : replicas) ids.push_back(device_ids_.at(d));
     options = replicated_options(ids);
-    a.compile_options = options.data();
-    a.compile_options_size = options.size();
+  } else if (portable) {
+    options.assign(kPortableCompileOptions, sizeof(kPortableCompileOptions));
+  } else {
+    options.assign(kCompileOptions, sizeof(kCompileOptions));
   }
+  if (opt_level >= 0) options += opt_level_override(opt_level);
+  a.compile_options = options.data();
+  a.compile_options_size = options.size();
   api_->check(api_->raw()->PJRT_Client_Compile(&a), "compiling");
   return std::make_shared<Executable>(api_.get(), a.executable);
 }

@@ -208,8 +208,10 @@ class Client {
   // than one device the program is portable: one compile serves every
   // device, chosen at each launch (Launch::on). With replicas (device
   // indices, in replica order) it is one replicated program over them, for
-  // collectives: replica i runs on replicas[i].
-  ExecutablePtr compile(const std::string& mlir, const std::vector<int>& replicas = {}) const;
+  // collectives: replica i runs on replicas[i]. opt_level, when >= 0,
+  // overrides the backend's optimization level (XLA's
+  // xla_backend_optimization_level) for this program only.
+  ExecutablePtr compile(const std::string& mlir, const std::vector<int>& replicas = {}, int opt_level = -1) const;
   ExecutablePtr deserialize(const std::string& bytes) const;
   MemoryStats memory_stats(int device = 0) const;
 

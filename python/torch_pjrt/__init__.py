@@ -97,7 +97,9 @@ def runtime_info() -> dict:
 
 
 def cache_stats() -> dict:
-    """Compilation cache counters: hits, misses, compile_seconds, entries."""
+    """Compilation cache counters: hits (in memory), disk_hits, misses
+    (compiled), quick_compiles (of those, small programs compiled at the
+    lowest optimization level), compile_seconds, entries, evictions."""
     return dict(_C._cache_stats())
 
 

@@ -31,6 +31,16 @@ std::vector<float> host(const engine::Ref& r, size_t n) {
 
 }  // namespace
 
+TEST(Engine, LargestArrayReadsEveryTensorTypeOfAProgram) {
+  EXPECT_EQ(engine::largest_array("func.func @main(%a: tensor<4x16xf32>) -> tensor<f32>"), 64);
+  EXPECT_EQ(engine::largest_array("%0 = stablehlo.dot %a, %b : (tensor<3x5xbf16>, tensor<5x7xbf16>) -> "
+                                  "tensor<3x7xbf16>"),
+            35);
+  EXPECT_EQ(engine::largest_array("tensor<i1> tensor<2x?x8xi64>"), 16);  // dynamic: 1
+  EXPECT_EQ(engine::largest_array("tensor<f32>"), 1);
+  EXPECT_EQ(engine::largest_array("ML\xefR bytecode"), -1);
+}
+
 TEST(Engine, MaterializesAChainAndCachesByStructure) {
   test_env::configure_engine();
   std::vector<float> in{1, 2, 3, 4};

@@ -74,6 +74,22 @@ TEST(Env, FlagsFollowTheirDefaults) {
   EXPECT_TRUE(engine::env::flag("TORCH_PJRT_LOG_RECOMPILES"));
 }
 
+TEST(Env, CountsTakeZeroAndRefuseOtherText) {
+  {
+    ScopedEnv a("TORCH_PJRT_QUICK_COMPILE_ELEMENTS", nullptr);
+    EXPECT_EQ(engine::env::count("TORCH_PJRT_QUICK_COMPILE_ELEMENTS"),
+              std::stoll(fallback("TORCH_PJRT_QUICK_COMPILE_ELEMENTS")));
+  }
+  {
+    ScopedEnv a("TORCH_PJRT_QUICK_COMPILE_ELEMENTS", "0");
+    EXPECT_EQ(engine::env::count("TORCH_PJRT_QUICK_COMPILE_ELEMENTS"), 0);
+  }
+  for (const char* bad : {"-1", "4k", "x"}) {
+    ScopedEnv a("TORCH_PJRT_QUICK_COMPILE_ELEMENTS", bad);
+    EXPECT_THROW(engine::env::count("TORCH_PJRT_QUICK_COMPILE_ELEMENTS"), std::invalid_argument) << bad;
+  }
+}
+
 TEST(Env, UndeclaredNamesAreErrors) {
   EXPECT_THROW(engine::env::get("TORCH_PJRT_NO_SUCH_THING"), std::logic_error);
   EXPECT_THROW(engine::env::positive("TORCH_PJRT_NO_SUCH_THING"), std::logic_error);
