@@ -325,6 +325,22 @@ def test_bench_only_decode_beside_a_chosen_baseline(tmp_path):
         assert r.returncode == 2 and "--baseline cuda: this torch sees no CUDA device" in r.stderr
 
 
+def test_bench_cold_command_line(tmp_path):
+    r = subprocess.run([sys.executable, "-m", "torch_pjrt", "bench", "--cold", "--out", str(tmp_path), "--modes",
+                        "strict", "--cold-tokens", "2,3", "--first-model", "tiny", "--first-tokens", "2", "--varied-requests", "2",
+                        "--varied-tokens", "2"], capture_output=True, text=True, timeout=900)
+    assert r.returncode == 0, r.stderr[-3000:]
+    with open(tmp_path / "cold.json") as f:
+        b = json.load(f)
+    assert sorted(b["ratios"]) == ["cold_over_warm_generate", "cold_programs_3_over_2", "strict_cold_programs_3_over_2",
+                                   "varied_prompt_over_repeated"]
+    assert all(v > 0 for v in b["ratios"].values())
+    # The second process of the first-call pair finds every program on disk.
+    warm = b["first_call"]["warm"]
+    assert warm["compiles"] == 0 and warm["disk_hits"] > 0, warm
+    assert len(set(b["varied_prompts"]["lengths"])) == 2
+
+
 def test_conformance_command_line(tmp_path):
     r = subprocess.run([sys.executable, "-m", "torch_pjrt", "conformance", "--ops", "add,softmax,sort",
                         "--out", str(tmp_path)], capture_output=True, text=True, timeout=900)

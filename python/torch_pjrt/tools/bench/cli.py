@@ -4,8 +4,8 @@ tokens/s per mode at batch 1 and 64 beside PyTorch on the CPU (--baseline
 cuda: on the GPU; --only-decode runs just this), (d) time to the first
 training step with a cold and a warm disk cache, and (e) with --model
 bench-llama or --compiled on, torch.compile beside inductor. Writes
-bench.json and bench.png. --dist and --moe run their own benchmark instead
-(dist.json, moe.json)."""
+bench.json and bench.png. --dist, --moe and --cold run their own benchmark
+instead (dist.json, moe.json, cold.json)."""
 import argparse
 import json
 import os
@@ -40,6 +40,15 @@ def main(argv=None):
                     help="only all_reduce across 2 local processes: tpu_dist beside gloo (dist.json)")
     ap.add_argument("--moe", action="store_true",
                     help="only Qwen3-MoE decoding per experts implementation, with the roofline (moe.json)")
+    ap.add_argument("--cold", action="store_true",
+                    help="only the first calls, each in a fresh process with a fresh cache (cold.json)")
+    ap.add_argument("--cold-tokens", type=lambda s: tuple(int(x) for x in s.split(",")), default=(32, 256),
+                    help="--cold: the two generate lengths whose programs are compared")
+    ap.add_argument("--cold-model", default="tiny", help="--cold: the model of the programs and varied prompts")
+    ap.add_argument("--first-model", default="bench-llama", help="--cold: the model of the cold and warm first call")
+    ap.add_argument("--first-tokens", type=int, default=32, help="--cold: new tokens of the cold and warm first call")
+    ap.add_argument("--varied-requests", type=int, default=20, help="--cold: requests per side of varied prompts")
+    ap.add_argument("--varied-tokens", type=int, default=16, help="--cold: new tokens per varied-prompt request")
     ap.add_argument("--moe-batches", default="1,8,64")
     ap.add_argument("--moe-caches", default="dynamic,static")
     a = ap.parse_args(argv)
@@ -49,6 +58,9 @@ def main(argv=None):
     if a.moe:
         from . import moe
         return moe.main(a)
+    if a.cold:
+        from . import cold
+        return cold.bench_cold(a)
     # One thread on both sides (as in PERFORMANCE.md): with two threads on a
     # loaded 2-core machine the figures swing several-fold.
     if torch_pjrt._C._initialized():
