@@ -83,6 +83,18 @@ def test_complex_norms_and_logsumexp(dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_modulus_of_an_infinite_part_is_infinite_beside_a_nan(dtype):
+    # As C's cabs: (nan, inf) and (inf, nan) are both inf; finite huge parts
+    # do not overflow to inf.
+    inf, nan = float("inf"), float("nan")
+    parts = [(inf, nan), (nan, inf), (-inf, 1), (nan, -inf), (nan, 0), (3, 4), (1e30, 1e30)]
+    z = torch.tensor([complex(*p) for p in parts], dtype=dtype)
+    z = torch.cat([z, torch.randn(9, dtype=dtype)])
+    assert_close(z.to(TPU).abs(), z.abs(), equal_nan=True)
+    assert_close(torch.linalg.vector_norm(z[:2].to(TPU)), torch.linalg.vector_norm(z[:2]))
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
 @pytest.mark.parametrize("steps", [2, 7, 1000])
 def test_complex_linspace(dtype, steps):
     start, end = complex(-3.0, 0.5), complex(1.0, 2.0)

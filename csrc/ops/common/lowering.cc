@@ -1,6 +1,7 @@
 // Shared lowering primitives: see lowering.h.
 #include "ops/common/lowering.h"
 
+#include <limits>
 #include <numeric>
 #include <vector>
 
@@ -25,7 +26,15 @@ shlo::DType complex_of(shlo::DType t) {
 }
 Value real_part(Builder& b, Value x) { return b.op1(hlo::kReal, {x}, shlo::Type{real_of(x.dtype()), x.shape()}); }
 Value imag_part(Builder& b, Value x) { return b.op1(hlo::kImag, {x}, shlo::Type{real_of(x.dtype()), x.shape()}); }
-Value modulus(Builder& b, Value x) { return b.op1(hlo::kAbs, {x}, shlo::Type{real_of(x.dtype()), x.shape()}); }
+Value modulus(Builder& b, Value x) {
+  const shlo::Type rt{real_of(x.dtype()), x.shape()};
+  // As C's cabs (hypot): an infinite part makes |x| infinite even beside a
+  // NaN part, where XLA's abs gives NaN for (NaN, inf).
+  Value inf = b.constant(rt.dtype, std::numeric_limits<double>::infinity(), rt.shape);
+  Value infinite = b.binary("or", b.compare(shlo::Cmp::EQ, b.unary("abs", real_part(b, x)), inf),
+                            b.compare(shlo::Cmp::EQ, b.unary("abs", imag_part(b, x)), inf));
+  return b.select(infinite, inf, b.op1(hlo::kAbs, {x}, rt));
+}
 Value make_complex(Builder& b, Value re, Value im) {
   return b.op1(hlo::kComplex, {re, im}, shlo::Type{complex_of(re.dtype()), re.shape()});
 }
