@@ -24,9 +24,10 @@ const std::vector<Var>& all() {
        "programs kept loaded in memory (least recently used evicted; an evicted one reloads from the disk cache)"},
       {"TORCH_PJRT_CACHE_MAPPINGS", "half of vm.max_map_count",
        "the process's memory mappings past which loaded programs are evicted too (each maps its code in several)"},
-      {"TORCH_PJRT_QUICK_COMPILE_ELEMENTS", "4096",
-       "XLA:CPU: programs whose largest array has at most this many elements compile at XLA's lowest "
-       "optimization level, about a quarter faster, and still run in about a launch's time (0: off)"},
+      {"TORCH_PJRT_QUICK_COMPILE_ELEMENTS", "0",
+       "XLA:CPU: programs whose largest array has at most this many elements (4096 is a good choice) compile at "
+       "XLA's lowest optimization level, about a quarter faster, and still run in about a launch's time; their "
+       "multiply-adds are not fused, so a last bit may differ from PyTorch's CPU kernels (0: off)"},
       {"TORCH_PJRT_LOG_RECOMPILES", "0", "log, for each compile, what differed from the nearest cached program"},
       {"TORCH_PJRT_DUMP_FAILED", "0", "print the StableHLO of a program that fails to compile"},
       {"TORCH_PJRT_EXIT_REPORT", "unset",

@@ -33,11 +33,14 @@ struct PlatformPolicy {
   // matmul, slower than XLA:CPU's own dots (`python -m torch_pjrt bench`:
   // fused training step and batch-64 decode).
   bool xnnpack_off = false;
-  // Small programs compile at the backend's lowest optimization level
-  // (TORCH_PJRT_QUICK_COMPILE_ELEMENTS): XLA:CPU spends a quarter of a small
-  // program's compile in LLVM's optimizations, which save little on arrays
-  // of a few thousand elements (a cold generate() of a tiny Llama: 337
-  // programs, 16 s -> 12 s; its decoding tokens/s within noise).
+  // Small programs may compile at the backend's lowest optimization level
+  // (TORCH_PJRT_QUICK_COMPILE_ELEMENTS, off by default): XLA:CPU spends a
+  // quarter of a small program's compile in LLVM's optimizations, which
+  // save little on arrays of a few thousand elements (a cold generate() of
+  // a tiny Llama: 337 programs, 16 s -> 12 s; decoding tokens/s within
+  // noise). Off by default because that level fuses no multiply-add, where
+  // PyTorch's CPU kernels do: linspace and similar ops then differ from the
+  // CPU in a last bit (level 1 fuses them but saves nothing measurable).
   bool quick_small_compiles = false;
 };
 
