@@ -95,6 +95,20 @@ def test_modulus_of_an_infinite_part_is_infinite_beside_a_nan(dtype):
 
 
 @pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_exp_of_infinite_real_parts_follows_c99(dtype):
+    # e^(-inf + iy) is a zero signed like y and e^(+inf + iy) is (inf, nan)
+    # for an infinite or NaN y, as the CPU computes (XLA gave NaN parts).
+    inf, nan = float("inf"), float("nan")
+    parts = [(-inf, inf), (-inf, -inf), (-inf, nan), (-inf, 1), (-inf, -2), (inf, inf), (inf, -inf), (inf, nan),
+             (inf, 0), (nan, 0), (0, inf)]
+    z = torch.cat([torch.tensor([complex(*p) for p in parts], dtype=dtype), torch.randn(13, dtype=dtype)])
+    got, want = torch.exp(z.to(TPU)), torch.exp(z)
+    assert_close(got, want, equal_nan=True)
+    zero = want == 0
+    assert torch.equal(torch.signbit(got.imag.cpu()[zero]), torch.signbit(want.imag[zero]))
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
 @pytest.mark.parametrize("steps", [2, 7, 1000])
 def test_complex_linspace(dtype, steps):
     start, end = complex(-3.0, 0.5), complex(1.0, 2.0)

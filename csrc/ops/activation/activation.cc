@@ -26,13 +26,12 @@ Value nan_max(Builder& b, Value x, Value y, bool is_max) {
   return binary(b, is_max ? Binary::Maximum : Binary::Minimum, x, y);
 }
 
-Value exp_(Builder& b, Value x) { return b.unary("exponential", x); }
 Value erf_(Builder& b, Value x) { return b.op1("chlo.erf", {x}, x.type); }
 Value sigmoid_(Builder& b, Value x) {
-  return b.div(constant_like(b, 1, x), b.add(constant_like(b, 1, x), exp_(b, b.unary("negate", x))));
+  return b.div(constant_like(b, 1, x), b.add(constant_like(b, 1, x), exponential(b, b.unary("negate", x))));
 }
 // tanh(softplus(x)) as mish computes it.
-Value tanh_softplus(Builder& b, Value x) { return b.unary("tanh", b.unary("log_plus_one", exp_(b, x))); }
+Value tanh_softplus(Builder& b, Value x) { return b.unary("tanh", b.unary("log_plus_one", exponential(b, x))); }
 
 // min(max(x, 0), 6), NaN propagating.
 Value relu6_(Builder& b, Value x) {
@@ -47,7 +46,7 @@ Value math(Builder& b, Activation op, Value x) {
     case Activation::Hardswish:
       return b.div(b.mul(x, relu6_(b, b.add(x, constant_like(b, 3, x)))), constant_like(b, 6, x));
     case Activation::Silu:
-      return b.div(x, b.add(constant_like(b, 1, x), exp_(b, b.unary("negate", x))));
+      return b.div(x, b.add(constant_like(b, 1, x), exponential(b, b.unary("negate", x))));
     case Activation::Mish:
       return b.mul(x, tanh_softplus(b, x));
     case Activation::Gelu:
@@ -60,7 +59,7 @@ Value math(Builder& b, Activation op, Value x) {
       return b.mul(b.mul(constant_like(b, 0.5, x), x), b.add(constant_like(b, 1, x), b.unary("tanh", inner)));
     }
     case Activation::LogSigmoid: {
-      Value z = exp_(b, b.unary("negate", b.unary("abs", x)));
+      Value z = exponential(b, b.unary("negate", b.unary("abs", x)));
       return b.sub(nan_max(b, x, constant_like(b, 0, x), false), b.unary("log_plus_one", z));
     }
     default:
@@ -115,7 +114,7 @@ Value activation_grad(Builder& b, ActivationGrad op, Value grad, Value saved) {
       Value cdf = b.mul(constant_like(b, 0.5, yu),
                         b.add(constant_like(b, 1, yu), erf_(b, b.mul(yu, constant_like(b, kSqrt1_2, yu)))));
       Value pdf = b.mul(constant_like(b, k2_SqrtPi * kSqrt1_2 * 0.5, yu),
-                        exp_(b, b.mul(b.mul(yu, yu), constant_like(b, -0.5, yu))));
+                        exponential(b, b.mul(b.mul(yu, yu), constant_like(b, -0.5, yu))));
       r = b.mul(xu, b.add(cdf, b.mul(yu, pdf)));
       break;
     }
@@ -146,7 +145,7 @@ Value activation_grad(Builder& b, ActivationGrad op, Value grad, Value saved) {
     }
     case ActivationGrad::LogSigmoidBackward: {
       // The CPU kernel's form, with its buffer exp(-|x|) recomputed.
-      Value z = exp_(b, b.unary("negate", b.unary("abs", yu)));
+      Value z = exponential(b, b.unary("negate", b.unary("abs", yu)));
       Value neg = compare_to(b, Cmp::LT, yu, 0.0);
       Value max_deriv = b.select(neg, constant_like(b, 1, z), constant_like(b, 0, z));
       Value sign = b.select(neg, constant_like(b, 1, z), constant_like(b, -1, z));
@@ -182,7 +181,7 @@ Value elu(Builder& b, Value x, Value alpha, Value scale, Value input_scale) {
   Value xu = to_opmath(b, x);
   Value negcoef = fit(b, b.mul(alpha, scale), xu), poscoef = fit(b, scale, xu);
   Value negin = fit(b, input_scale, xu);
-  Value neg = b.mul(b.sub(exp_(b, b.mul(xu, negin)), constant_like(b, 1, xu)), negcoef);
+  Value neg = b.mul(b.sub(exponential(b, b.mul(xu, negin)), constant_like(b, 1, xu)), negcoef);
   return from_opmath(b, b.select(compare_to(b, Cmp::LE, xu, 0.0), neg, b.mul(xu, poscoef)), x.dtype());
 }
 
@@ -191,7 +190,7 @@ Value elu_backward(Builder& b, Value grad, Value x_or_y, Value alpha, Value scal
   Value negcoef = fit(b, b.mul(alpha, scale), g), poscoef = fit(b, scale, g);
   Value negin = fit(b, input_scale, g);
   Value neg = is_result ? b.mul(b.mul(g, negin), b.add(v, negcoef))
-                        : b.mul(b.mul(b.mul(g, negin), negcoef), exp_(b, b.mul(v, negin)));
+                        : b.mul(b.mul(b.mul(g, negin), negcoef), exponential(b, b.mul(v, negin)));
   return from_opmath(b, b.select(compare_to(b, Cmp::LE, v, 0.0), neg, b.mul(g, poscoef)), grad.dtype());
 }
 
@@ -205,14 +204,14 @@ Value softplus(Builder& b, Value x, Value beta, Value threshold) {
   Value xu = to_opmath(b, x);
   Value be = fit(b, beta, xu);
   Value xb = b.mul(xu, be);
-  Value soft = b.div(b.unary("log_plus_one", exp_(b, xb)), be);
+  Value soft = b.div(b.unary("log_plus_one", exponential(b, xb)), be);
   return from_opmath(b, b.select(compare_to(b, Cmp::GT, xb, fit(b, threshold, xu)), xu, soft), x.dtype());
 }
 
 Value softplus_backward(Builder& b, Value grad, Value x, Value beta, Value threshold) {
   Value g = to_opmath(b, grad), xu = to_opmath(b, x);
   Value xb = b.mul(xu, fit(b, beta, xu));
-  Value z = exp_(b, xb);
+  Value z = exponential(b, xb);
   Value soft = b.div(b.mul(g, z), b.add(z, constant_like(b, 1, z)));
   return from_opmath(b, b.select(compare_to(b, Cmp::GT, xb, fit(b, threshold, xu)), g, soft), grad.dtype());
 }

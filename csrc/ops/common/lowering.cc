@@ -35,6 +35,22 @@ Value modulus(Builder& b, Value x) {
                             b.compare(shlo::Cmp::EQ, b.unary("abs", imag_part(b, x)), inf));
   return b.select(infinite, inf, b.op1(hlo::kAbs, {x}, rt));
 }
+Value exponential(Builder& b, Value x) {
+  Value e = b.unary("exponential", x);
+  if (!shlo::is_complex(x.dtype())) return e;
+  const shlo::Type rt{real_of(x.dtype()), x.shape()};
+  auto splat = [&](double v) { return b.constant(rt.dtype, v, rt.shape); };
+  const double inf = std::numeric_limits<double>::infinity();
+  Value re = real_part(b, x), im = imag_part(b, x);
+  Value im_not_finite = b.unary("not", b.op1(hlo::kIsFinite, {im}, {shlo::DType::PRED, rt.shape}));
+  Value to_zero = b.binary("and", b.compare(shlo::Cmp::EQ, re, splat(-inf)), im_not_finite);
+  Value to_inf = b.binary("and", b.compare(shlo::Cmp::EQ, re, splat(inf)), im_not_finite);
+  // Zero's imaginary part takes y's sign (+0 for a NaN y).
+  Value zero = make_complex(b, splat(0), b.select(b.compare(shlo::Cmp::LT, im, splat(0)), splat(-0.0), splat(0)));
+  Value inf_nan = make_complex(b, splat(inf), splat(std::numeric_limits<double>::quiet_NaN()));
+  return b.select(to_zero, zero, b.select(to_inf, inf_nan, e));
+}
+
 Value make_complex(Builder& b, Value re, Value im) {
   return b.op1(hlo::kComplex, {re, im}, shlo::Type{complex_of(re.dtype()), re.shape()});
 }

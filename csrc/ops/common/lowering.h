@@ -68,6 +68,10 @@ shlo::DType complex_of(shlo::DType t);
 shlo::Value real_part(shlo::Builder& b, shlo::Value x);
 shlo::Value imag_part(shlo::Builder& b, shlo::Value x);
 shlo::Value modulus(shlo::Builder& b, shlo::Value x);
+// e^x; for complex x with C's special values (C99 Annex G, as PyTorch's
+// CPU kernels): e^(-inf + i*y) is a signed zero and e^(+inf + i*y) is
+// (inf, NaN) for an infinite or NaN y, where XLA gives NaN parts.
+shlo::Value exponential(shlo::Builder& b, shlo::Value x);
 // The complex value re + i*im (parts of one dtype and shape).
 shlo::Value make_complex(shlo::Builder& b, shlo::Value re, shlo::Value im);
 

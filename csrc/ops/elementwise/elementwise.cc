@@ -146,7 +146,6 @@ Value signbit_(Builder& b, Value x) {
   return compare_to(b, Cmp::LT, i, 0.0);
 }
 
-Value exp_(Builder& b, Value x) { return b.unary("exponential", x); }
 Value erf_(Builder& b, Value x) { return b.op1("chlo.erf", {x}, x.type); }
 // Float math on x (already f32 for half inputs).
 Value math(Builder& b, Unary op, Value x) {
@@ -188,7 +187,7 @@ Value math(Builder& b, Unary op, Value x) {
     case Unary::Erfinv:
       return b.op1("chlo.erf_inv", {x}, x.type);
     case Unary::Exp:
-      return exp_(b, x);
+      return exponential(b, x);
     case Unary::Exp2:
       return b.binary("power", constant_like(b, 2, x), x);
     case Unary::Expm1:
@@ -371,7 +370,7 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
       Value d = b.unary("negate", b.unary("abs", b.sub(xu, yu)));
       Value m = b.max(xu, yu);
       r = op == Binary::Logaddexp
-              ? b.add(m, b.unary("log_plus_one", exp_(b, d)))
+              ? b.add(m, b.unary("log_plus_one", exponential(b, d)))
               : b.add(m, b.div(b.unary("log_plus_one", b.binary("power", constant_like(b, 2, d), d)),
                                constant_like(b, kLn2, d)));
       Value same_inf = logical_and(b, compare_to(b, Cmp::EQ, b.unary("abs", xu), kInf), compare_to(b, Cmp::EQ, xu, yu));
