@@ -9,7 +9,8 @@ with a fresh cache directory and one thread.
   a second process whose disk cache the first one filled.
 - varied prompts: in one process, after one request, the median time of
   requests whose prompt lengths all differ over the median of repeats of
-  one request (a new length that compiles shows as a large ratio).
+  that request, the two alternating (a new length that compiles shows as a
+  large ratio).
 
 Writes cold.json with the ratio keys cold_programs_LONG_over_SHORT (the
 worst mode), cold_over_warm_generate and varied_prompt_over_repeated."""
@@ -59,9 +60,9 @@ def _first_generate(model_name, mode, tokens, prompt_len):
             "disk_hits": s["disk_hits"]}
 
 
-def _varied(model_name, mode, requests, tokens, lengths):
-    """In this (fresh) process: one request, `requests` repeats of it, then
-    one request per prompt length (all distinct)."""
+def _varied(model_name, mode, tokens, lengths):
+    """In this (fresh) process: one request, then its repeats alternating
+    with one request per other prompt length (all distinct)."""
     torch_pjrt.set_eager_mode(mode)
     cfg = CONFIGS[model_name]
     m = model(cfg).eval().to("tpu")
@@ -75,9 +76,13 @@ def _varied(model_name, mode, requests, tokens, lengths):
         return time.perf_counter() - t0
 
     request(prompt)
-    repeated = [request(prompt) for _ in range(requests)]
+    # The sides alternate request by request, so drift hits both alike; the
+    # repeats compile nothing, so the programs counted are the new lengths'.
     torch_pjrt.reset_cache_stats()
-    varied = [request(torch.randint(1, cfg["vocab_size"], (1, n), generator=g).to("tpu")) for n in lengths[1:]]
+    repeated, varied = [], []
+    for n in lengths[1:]:
+        repeated.append(request(prompt))
+        varied.append(request(torch.randint(1, cfg["vocab_size"], (1, n), generator=g).to("tpu")))
     s = torch_pjrt.cache_stats()
     return {"repeated_median_s": statistics.median(repeated), "varied_median_s": statistics.median(varied),
             "varied_compiles": s["misses"], "varied_compile_seconds": s["compile_seconds"],
@@ -129,7 +134,7 @@ def bench_cold(a):
     ratios["cold_over_warm_generate"] = cold["seconds"] / warm["seconds"]
     lengths = prompt_lengths(a.varied_requests, 5, 200)
     with tempfile.TemporaryDirectory() as d:
-        v = _in_fresh_process(["varied", a.cold_model, mode, a.varied_requests, a.varied_tokens, lengths], d)
+        v = _in_fresh_process(["varied", a.cold_model, mode, a.varied_tokens, lengths], d)
     res["varied_prompts"] = dict(v, mode=mode, model=a.cold_model)
     print(f"  {mode}: {a.varied_tokens} new tokens, repeated prompt {v['repeated_median_s'] * 1e3:.0f} ms, varied prompt "
           f"{v['varied_median_s'] * 1e3:.0f} ms (medians; {v['varied_compiles']} programs for "
