@@ -289,8 +289,9 @@ pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function
     log_recompile(key);
   }
   std::string text = build();
-  const int64_t largest = largest_array(text);
-  const bool quick = quick_bound_ > 0 && largest >= 0 && largest <= quick_bound_;
+  // The text is scanned only when the bound is set (off by default).
+  const int64_t largest = quick_bound_ > 0 ? largest_array(text) : -1;
+  const bool quick = largest >= 0 && largest <= quick_bound_;
   const int64_t begun = timeline::on() ? timeline::now_ns() : 0;
   auto t0 = std::chrono::steady_clock::now();
   pjrt::ExecutablePtr exe;

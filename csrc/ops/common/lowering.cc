@@ -27,27 +27,27 @@ shlo::DType complex_of(shlo::DType t) {
 Value real_part(Builder& b, Value x) { return b.op1(hlo::kReal, {x}, shlo::Type{real_of(x.dtype()), x.shape()}); }
 Value imag_part(Builder& b, Value x) { return b.op1(hlo::kImag, {x}, shlo::Type{real_of(x.dtype()), x.shape()}); }
 Value modulus(Builder& b, Value x) {
-  const shlo::Type rt{real_of(x.dtype()), x.shape()};
+  Value abs = b.op1(hlo::kAbs, {x}, shlo::Type{real_of(x.dtype()), x.shape()});
   // As C's cabs (hypot): an infinite part makes |x| infinite even beside a
   // NaN part, where XLA's abs gives NaN for (NaN, inf).
-  Value inf = b.constant(rt.dtype, std::numeric_limits<double>::infinity(), rt.shape);
-  Value infinite = b.binary("or", b.compare(shlo::Cmp::EQ, b.unary("abs", real_part(b, x)), inf),
-                            b.compare(shlo::Cmp::EQ, b.unary("abs", imag_part(b, x)), inf));
-  return b.select(infinite, inf, b.op1(hlo::kAbs, {x}, rt));
+  const double inf = std::numeric_limits<double>::infinity();
+  Value infinite = logical_or(b, compare_to(b, shlo::Cmp::EQ, b.unary("abs", real_part(b, x)), inf),
+                              compare_to(b, shlo::Cmp::EQ, b.unary("abs", imag_part(b, x)), inf));
+  return b.select(infinite, constant_like(b, inf, abs), abs);
 }
 Value exponential(Builder& b, Value x) {
   Value e = b.unary("exponential", x);
   if (!shlo::is_complex(x.dtype())) return e;
-  const shlo::Type rt{real_of(x.dtype()), x.shape()};
-  auto splat = [&](double v) { return b.constant(rt.dtype, v, rt.shape); };
   const double inf = std::numeric_limits<double>::infinity();
   Value re = real_part(b, x), im = imag_part(b, x);
-  Value im_not_finite = b.unary("not", b.op1(hlo::kIsFinite, {im}, {shlo::DType::PRED, rt.shape}));
-  Value to_zero = b.binary("and", b.compare(shlo::Cmp::EQ, re, splat(-inf)), im_not_finite);
-  Value to_inf = b.binary("and", b.compare(shlo::Cmp::EQ, re, splat(inf)), im_not_finite);
+  Value im_not_finite = logical_not(b, b.op1(hlo::kIsFinite, {im}, {shlo::DType::PRED, im.shape()}));
+  Value to_zero = logical_and(b, compare_to(b, shlo::Cmp::EQ, re, -inf), im_not_finite);
+  Value to_inf = logical_and(b, compare_to(b, shlo::Cmp::EQ, re, inf), im_not_finite);
   // Zero's imaginary part takes y's sign (+0 for a NaN y).
-  Value zero = make_complex(b, splat(0), b.select(b.compare(shlo::Cmp::LT, im, splat(0)), splat(-0.0), splat(0)));
-  Value inf_nan = make_complex(b, splat(inf), splat(std::numeric_limits<double>::quiet_NaN()));
+  Value zero_im = b.select(compare_to(b, shlo::Cmp::LT, im, 0.0), constant_like(b, -0.0, im), constant_like(b, 0, im));
+  Value zero = make_complex(b, constant_like(b, 0, re), zero_im);
+  Value inf_nan =
+      make_complex(b, constant_like(b, inf, re), constant_like(b, std::numeric_limits<double>::quiet_NaN(), re));
   return b.select(to_zero, zero, b.select(to_inf, inf_nan, e));
 }
 

@@ -58,14 +58,14 @@ def main(argv=None):
     if a.moe:
         from . import moe
         return moe.main(a)
-    if a.cold:
-        from . import cold
-        return cold.bench_cold(a)
     # One thread on both sides (as in PERFORMANCE.md): with two threads on a
     # loaded 2-core machine the figures swing several-fold.
     if torch_pjrt._C._initialized():
         print("note: the PJRT runtime is already running; XLA_FLAGS and NPROC cannot change now")
     one_thread()
+    if a.cold:
+        from . import cold
+        return cold.bench_cold(a)
     modes = a.modes.split(",")
     cfg = MODELS[a.model]
     res = {"model": a.model, "config": cfg, "modes": modes, "runtime": torch_pjrt.runtime_info(),

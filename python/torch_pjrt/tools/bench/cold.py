@@ -17,7 +17,6 @@ worst mode), cold_over_warm_generate and varied_prompt_over_repeated."""
 import json
 import os
 import statistics
-import subprocess
 import sys
 import tempfile
 import time
@@ -27,7 +26,7 @@ import torch
 import torch_pjrt
 
 from .models import MODELS, model
-from .timing import ONE_THREAD_ENV, write_json
+from .timing import cold_and_warm, in_fresh_process, write_json
 
 # The tiny Llama of the programs and varied-prompt scenarios: two layers, so
 # that per-layer programs shared between layers show as such, and positions
@@ -90,12 +89,7 @@ def _varied(model_name, mode, tokens, lengths):
 
 
 def _in_fresh_process(args, cache_dir):
-    env = dict(os.environ, TORCH_PJRT_CACHE_DIR=cache_dir, **ONE_THREAD_ENV)
-    r = subprocess.run([sys.executable, "-m", __spec__.name, json.dumps(args)], env=env, capture_output=True,
-                       text=True, timeout=3600)
-    if r.returncode != 0:
-        raise RuntimeError(r.stderr[-3000:])
-    return json.loads(r.stdout.strip().splitlines()[-1])
+    return in_fresh_process(__spec__.name, [json.dumps(args)], cache_dir)
 
 
 def prompt_lengths(count, low, high):
@@ -111,7 +105,7 @@ def prompt_lengths(count, low, high):
 def bench_cold(a):
     modes = a.modes.split(",")
     short, long = a.cold_tokens
-    res = {"programs": {}, "threads": dict(ONE_THREAD_ENV)}
+    res = {"programs": {}, "threads": {k: os.environ.get(k) for k in ("NPROC", "XLA_FLAGS")}}
     ratios = {}
     for mode in modes:
         row = {}
@@ -126,8 +120,7 @@ def bench_cold(a):
                                                        for m in modes)
     mode = modes[0]
     with tempfile.TemporaryDirectory() as d:
-        cold = _in_fresh_process(["first", a.first_model, mode, a.first_tokens, 16], d)
-        warm = _in_fresh_process(["first", a.first_model, mode, a.first_tokens, 16], d)
+        cold, warm = cold_and_warm(__spec__.name, [json.dumps(["first", a.first_model, mode, a.first_tokens, 16])], d)
     res["first_call"] = {"model": a.first_model, "mode": mode, "cold": cold, "warm": warm}
     print(f"  {mode}: generate({a.first_tokens}) of the {a.first_model} Llama, first call: cold cache {cold['seconds']:.2f} s "
           f"({cold['compiles']} programs), warm disk cache {warm['seconds']:.2f} s ({warm['disk_hits']} loaded)")

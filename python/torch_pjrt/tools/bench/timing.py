@@ -95,19 +95,21 @@ def one_thread(env=None):
         (os.environ if env is None else env).setdefault(k, v)
 
 
+def in_fresh_process(module, args, cache_dir):
+    """Runs `python -m module args` in a new process on the disk cache
+    cache_dir; returns the JSON object it printed on its last line."""
+    env = dict(os.environ, TORCH_PJRT_CACHE_DIR=cache_dir)
+    r = subprocess.run([sys.executable, "-m", module, *args], env=env, capture_output=True, text=True, timeout=1800)
+    if r.returncode != 0:
+        raise RuntimeError(r.stderr[-2000:])
+    return json.loads(r.stdout.strip().splitlines()[-1])
+
+
 def cold_and_warm(module, args, cache_dir):
     """Runs `python -m module args` twice on one fresh disk cache: the
     first process compiles everything, the second finds it cached. Returns
     the JSON object each printed on its last line."""
-    env = dict(os.environ, TORCH_PJRT_CACHE_DIR=cache_dir)
-    runs = []
-    for _ in range(2):
-        r = subprocess.run([sys.executable, "-m", module, *args], env=env, capture_output=True, text=True,
-                           timeout=1800)
-        if r.returncode != 0:
-            raise RuntimeError(r.stderr[-2000:])
-        runs.append(json.loads(r.stdout.strip().splitlines()[-1]))
-    return runs
+    return [in_fresh_process(module, args, cache_dir) for _ in range(2)]
 
 
 def write_json(out_dir, name, res):
