@@ -17,11 +17,14 @@
 namespace tpu {
 
 at::Tensor to_cpu(const at::Tensor& src) {
-  at::Tensor out = at::empty(src.sizes(), src.options().device(at::kCPU));
-  if (src.numel() == 0) return out;
-  engine::Ref v = read(src);
-  guarded("copying to the host", [&] { engine::to_host(v, out.data_ptr(), out.nbytes()); });
-  return out;
+  // The device value's dtype (complex64 for complex32), narrowed on the host.
+  at::ScalarType held = to_torch(to_shlo(src.scalar_type()));
+  at::Tensor out = at::empty(src.sizes(), src.options().device(at::kCPU).dtype(held));
+  if (src.numel() > 0) {
+    engine::Ref v = read(src);
+    guarded("copying to the host", [&] { engine::to_host(v, out.data_ptr(), out.nbytes()); });
+  }
+  return held == src.scalar_type() ? out : out.to(src.scalar_type());
 }
 
 namespace {
@@ -32,8 +35,10 @@ engine::Ref upload(const at::Tensor& cpu, at::ScalarType dtype, const at::Device
     if (it != tr->host_scalars.end()) return cast(it->second, to_shlo(dtype));
   }
   // Conjugate / negative views resolve to their values first.
-  at::Tensor c = cpu.resolve_conj().resolve_neg().to(dtype).contiguous();
-  shlo::Type t{to_shlo(dtype), shape_of(c.sizes())};
+  // In the device value's dtype: complex32 is widened here, as read() widens it.
+  shlo::DType held = to_shlo(dtype);
+  at::Tensor c = cpu.resolve_conj().resolve_neg().to(dtype).to(to_torch(held)).contiguous();
+  shlo::Type t{held, shape_of(c.sizes())};
   return guarded("copying to the device", [&] { return engine::from_host(c.data_ptr(), t, device.index()); });
 }
 

@@ -71,6 +71,7 @@ shlo::DType to_shlo(at::ScalarType t) {
       return D::U32;
     case at::kUInt64:
       return D::U64;
+    case at::kComplexHalf:  // values compute as complex64; storage_value() says why
     case at::kComplexFloat:
       return D::C64;
     case at::kComplexDouble:
@@ -201,6 +202,46 @@ engine::Ref storage_value(StorageState& s, shlo::DType t) {
       t, n);
 }
 
+// complex32 has no XLA element type. Its storage holds what the CPU's
+// holds, (real, imag) pairs of f16, so views of it as another dtype and
+// copies to the host see the same bytes; its tensors are read as complex64
+// and every write rounds back to the pairs, so each op rounds its result
+// to complex32 as the CPU's kernels do.
+bool half_pairs(at::ScalarType t) { return t == at::kComplexHalf; }
+
+int64_t elems_of(const StorageState& s, at::ScalarType t) {
+  return static_cast<int64_t>(s.nbytes / c10::elementSize(t));
+}
+
+engine::Ref storage_value(StorageState& s, at::ScalarType t) {
+  if (!half_pairs(t)) return storage_value(s, to_shlo(t));
+  int64_t n = elems_of(s, t);
+  return op1(
+      "complex32_read", {storage_value(s, shlo::DType::F16)}, shlo::Type{shlo::DType::C64, {n}},
+      [](shlo::Builder& b, const Vals& in, int64_t n) {
+        shlo::Value pairs = b.reshape(in[0], {n, 2});
+        auto part = [&](int64_t k) {
+          return ops::convert(b, b.reshape(b.slice(pairs, {0, k}, {n, k + 1}, {1, 1}), {n}), shlo::DType::F32);
+        };
+        return Vals{ops::make_complex(b, part(0), part(1))};
+      },
+      n);
+}
+
+// The flat value to keep as the storage of a tensor of dtype t.
+engine::Ref stored_form(engine::Ref flat, at::ScalarType t) {
+  if (!half_pairs(t)) return flat;
+  int64_t n = flat.type().shape[0];
+  return op1(
+      "complex32_write", {flat}, shlo::Type{shlo::DType::F16, {2 * n}},
+      [](shlo::Builder& b, const Vals& in, int64_t n) {
+        auto half = [&](shlo::Value p) { return b.reshape(ops::convert(b, p, shlo::DType::F16), {n, 1}); };
+        shlo::Value pairs = b.concatenate({half(ops::real_part(b, in[0])), half(ops::imag_part(b, in[0]))}, 1);
+        return Vals{b.reshape(pairs, {2 * n})};
+      },
+      n);
+}
+
 bool covers_storage(const at::Tensor& t, int64_t n) {
   return t.storage_offset() == 0 && t.numel() == n && t.is_contiguous();
 }
@@ -241,8 +282,8 @@ engine::Ref read(const at::Tensor& t) {
   check_f64(t.scalar_type());
   shlo::DType d = to_shlo(t.scalar_type());
   StorageState& s = state_of(t);
-  int64_t n = elems_of(s, d);
-  engine::Ref base = storage_value(s, d);
+  int64_t n = elems_of(s, t.scalar_type());
+  engine::Ref base = storage_value(s, t.scalar_type());
   // A never-written storage reads as zeros computed on its tensor's device.
   if (base.node->device == engine::kUnplaced) engine::place(base, t.device().index());
   if (covers_storage(t, n)) {
@@ -317,7 +358,7 @@ void write(const at::Tensor& t, engine::Ref v) {
   TORCH_CHECK(t.sizes().equals(v.type().shape), "internal: writing a value of shape ", v.type().str(),
               " into a tensor of shape ", shape_str(t.sizes()));
   StorageState& s = state_of(t);
-  int64_t n = elems_of(s, d);
+  int64_t n = elems_of(s, t.scalar_type());
   engine::Ref next;
   if (covers_storage(t, n)) {
     next = v.type().shape.size() == 1
@@ -329,12 +370,14 @@ void write(const at::Tensor& t, engine::Ref v) {
     if (t.numel() == 0) return;
     ops::StridedView view = view_of(t, n);
     next = op1(
-        "view_write", {storage_value(s, d), engine::scalar_i64(t.storage_offset()), v}, shlo::Type{d, {n}},
+        "view_write", {storage_value(s, t.scalar_type()), engine::scalar_i64(t.storage_offset()), v},
+        shlo::Type{d, {n}},
         [](shlo::Builder& b, const Vals& in, const ops::StridedView& view) {
           return Vals{ops::write_view(b, in[0], in[1], in[2], view)};
         },
         view);
   }
+  next = stored_form(next, t.scalar_type());
   engine::place(next, t.device().index());
   s.value() = next;
   s.view_copy.reset();

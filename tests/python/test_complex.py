@@ -123,3 +123,52 @@ def test_complex_linspace_into_a_strided_out():
     torch.linspace(0, 900 + 9j, 900, out=res)
     torch.linspace(0, 900 + 9j, 900, out=got)
     assert_close(got, res)
+
+
+def _as_complex64(t):
+    return t.cpu().to(torch.complex64)
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+def test_complex32_holds_the_cpus_half_pairs():
+    z = torch.randn(4, 5, dtype=torch.complex32)
+    zt = z.to(TPU)
+    assert zt.dtype == torch.complex32 and zt.untyped_storage().nbytes() == z.untyped_storage().nbytes()
+    assert torch.equal(_as_complex64(zt), _as_complex64(z))
+    # Other dtypes' views of its storage see the CPU's bytes.
+    assert torch.equal(torch.view_as_real(zt).cpu(), torch.view_as_real(z))
+    assert torch.equal(zt.view(torch.float32).cpu(), z.view(torch.float32))
+    assert torch.equal(zt.real.cpu(), z.real) and torch.equal(zt.imag.cpu(), z.imag)
+    # A complex64 source rounds to complex32 as the CPU's copy rounds it.
+    wide = torch.randn(4, 5, dtype=torch.complex64) * 1000
+    assert torch.equal(_as_complex64(wide.to(TPU).to(torch.complex32)), _as_complex64(wide.to(torch.complex32)))
+    assert torch.equal(_as_complex64(wide.to(torch.complex32).to(TPU)), _as_complex64(wide.to(torch.complex32)))
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+def test_complex32_rounds_each_result_like_the_cpu():
+    a, b = (torch.randn(300, dtype=torch.complex32) * 9 for _ in range(2))
+    at, bt = a.to(TPU), b.to(TPU)
+    for op in (torch.add, torch.sub, torch.mul, lambda x, y: x * y + x, lambda x, y: torch.cat([x, y])):
+        got, want = op(at, bt), op(a, b)
+        assert got.dtype == want.dtype == torch.complex32
+        assert torch.equal(_as_complex64(got), _as_complex64(want))
+    assert torch.equal(torch.abs(at).cpu(), torch.abs(a))
+
+
+@pytest.mark.filterwarnings("ignore:ComplexHalf support is experimental")
+def test_complex32_writes_through_views():
+    z = torch.randn(6, 8, dtype=torch.complex32)
+    zt = z.to(TPU)
+    src = torch.randn(3, 4, dtype=torch.complex32)
+    z[1:4, ::2] = src
+    zt[1:4, ::2] = src.to(TPU)
+    z[5].fill_(2 - 1j)
+    zt[5].fill_(2 - 1j)
+    idx = torch.tensor([0, 4])
+    z[idx] = z[idx] * 2
+    zt[idx.to(TPU)] = zt[idx.to(TPU)] * 2
+    torch.view_as_real(z)[2, :, 1] = 0.5
+    torch.view_as_real(zt)[2, :, 1] = 0.5
+    assert torch.equal(_as_complex64(zt), _as_complex64(z))
+
