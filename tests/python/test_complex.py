@@ -125,6 +125,19 @@ def test_complex_linspace_into_a_strided_out():
     assert_close(got, res)
 
 
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_pow_of_a_zero_complex_base_is_the_cpus(dtype):
+    # The CPU computes e^(y log 0): 0 for Re y > 0, (inf, NaN) for Re y < 0,
+    # NaN for Re y == 0 (XLA's power gave NaN for all of them).
+    inf, nan = float("inf"), float("nan")
+    y = torch.tensor([2, -1, 0, 1j, 2 + 1j, -2 + 1j, -1j, 0.5, -0.5 + 2j, inf, nan], dtype=dtype)
+    y = torch.cat([y, torch.randn(7, dtype=dtype)])
+    x = torch.zeros_like(y)
+    x[-7:] = torch.randn(7, dtype=dtype)
+    assert_close(torch.pow(x.to(TPU), y.to(TPU)), torch.pow(x, y), equal_nan=True)
+    assert_close(torch.pow(0j, y.to(TPU)), torch.pow(0j, y), equal_nan=True)
+
+
 def _as_complex64(t):
     return t.cpu().to(torch.complex64)
 
@@ -172,3 +185,16 @@ def test_complex32_writes_through_views():
     torch.view_as_real(zt)[2, :, 1] = 0.5
     assert torch.equal(_as_complex64(zt), _as_complex64(z))
 
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_nan_and_inf_are_either_parts(dtype):
+    inf, nan = float("inf"), float("nan")
+    parts = [(inf, 1), (1, -inf), (nan, 0), (0, nan), (nan, inf), (-inf, nan), (1, 1)]
+    z = torch.cat([torch.tensor([complex(*p) for p in parts], dtype=dtype), torch.randn(5, dtype=dtype)])
+    zt = z.to(TPU)
+    for f in (torch.isnan, torch.isinf, torch.isfinite):
+        assert torch.equal(f(zt).cpu(), f(z)), f.__name__
+    # nan_to_num replaces each part, with the part dtype's limits by default.
+    assert_close(torch.nan_to_num(zt), torch.nan_to_num(z))
+    assert_close(torch.nan_to_num(zt, 1.0, 2.0, -3.0), torch.nan_to_num(z, 1.0, 2.0, -3.0))
+    assert_close(torch.where(zt.isnan(), 0, zt), torch.where(z.isnan(), 0, z))

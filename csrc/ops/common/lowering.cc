@@ -18,7 +18,12 @@ Value logical_not(Builder& b, Value x) { return b.op1(hlo::kNot, {x}, x.type); }
 Value constant_like(Builder& b, double v, const Value& like) { return b.constant(like.dtype(), v, like.shape()); }
 Value compare_to(Builder& b, shlo::Cmp dir, Value x, Value y) { return b.compare(dir, x, y); }
 Value compare_to(Builder& b, shlo::Cmp dir, Value x, double v) { return b.compare(dir, x, constant_like(b, v, x)); }
-Value is_nan(Builder& b, Value x) { return b.compare(shlo::Cmp::NE, x, x); }
+Value is_nan(Builder& b, Value x) {
+  // A complex value is NaN where either part is; XLA's compare of a complex
+  // NaN with itself does not say so.
+  if (shlo::is_complex(x.dtype())) return logical_or(b, is_nan(b, real_part(b, x)), is_nan(b, imag_part(b, x)));
+  return b.compare(shlo::Cmp::NE, x, x);
+}
 
 shlo::DType real_of(shlo::DType t) { return t == shlo::DType::C128 ? shlo::DType::F64 : shlo::DType::F32; }
 shlo::DType complex_of(shlo::DType t) {

@@ -55,6 +55,7 @@
 
 #include "aten/library.h"
 #include "ops/common/aten_common.h"
+#include "ops/common/lowering.h"
 #include "ops/elementwise/aten_metas.h"
 #include "ops/elementwise/aten_pointwise.h"
 #include "ops/elementwise/elementwise.h"
@@ -99,7 +100,8 @@ struct NanToNum {
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& self, std::optional<double> nan,
                   std::optional<double> posinf, std::optional<double> neginf) const {
-    at::ScalarType t = m.common_dtype();
+    // A complex value's parts are replaced one by one, with its parts' limits.
+    at::ScalarType t = c10::toRealValueType(m.common_dtype());
     double hi = 0, lo = 0;
     if (at::isFloatingType(t)) {
       AT_DISPATCH_FLOATING_TYPES_AND2(at::kHalf, at::kBFloat16, t, "nan_to_num", [&] {
@@ -108,8 +110,10 @@ struct NanToNum {
       });
     }
     shlo::DType c = common(m);
+    shlo::DType part = shlo::is_complex(c) ? ops::real_of(c) : c;
     pointwise(out, "nan_to_num", {self}, c,
-              {scalar_of(nan.value_or(0.0), c), scalar_of(posinf.value_or(hi), c), scalar_of(neginf.value_or(lo), c)},
+              {scalar_of(nan.value_or(0.0), part), scalar_of(posinf.value_or(hi), part),
+               scalar_of(neginf.value_or(lo), part)},
               [](Builder& b, const Vals& v) { return ops::nan_to_num(b, v[0], v[1], v[2], v[3]); });
   }
 };

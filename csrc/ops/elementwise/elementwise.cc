@@ -270,8 +270,10 @@ Value unary(Builder& b, Unary op, Value x) {
       return b.sub(pos, b.convert(compare_to(b, Cmp::LT, x, 0.0), t));
     }
     case Unary::Isnan:
-      return fl ? is_nan(b, x) : all_false(b, x);
+      return fl || shlo::is_complex(t) ? is_nan(b, x) : all_false(b, x);
     case Unary::Isinf:
+      // A complex value is infinite where either part is.
+      if (shlo::is_complex(t)) return logical_or(b, unary(b, op, real_part(b, x)), unary(b, op, imag_part(b, x)));
       return fl ? compare_to(b, Cmp::EQ, b.unary("abs", x), kInf) : all_false(b, x);
     case Unary::Isposinf:
       return fl ? compare_to(b, Cmp::EQ, x, kInf) : all_false(b, x);
@@ -320,6 +322,13 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
     case Binary::Pow:
       // Integer power matches PyTorch's powi: wraps on overflow, 0 for |base| > 1
       // and negative exponents, +-1 for base +-1.
+      if (shlo::is_complex(t)) {
+        // A zero base as the CPU's e^(y log x): 0 for Re y > 0, (inf, NaN)
+        // for Re y < 0, NaN otherwise, where XLA's power gives NaN.
+        Value zero_base = compare_to(b, shlo::Cmp::EQ, x, 0.0);
+        Value at_zero = exponential(b, b.mul(y, b.unary("log", x)));
+        return b.select(zero_base, at_zero, b.binary("power", x, y));
+      }
       return fl ? from_opmath(b, b.binary("power", to_opmath(b, x), to_opmath(b, y)), t) : b.binary("power", x, y);
     case Binary::Fmod:
       return fl ? from_opmath(b, b.binary("remainder", to_opmath(b, x), to_opmath(b, y)), t)
@@ -441,6 +450,9 @@ Value round_decimals(Builder& b, Value x, Value ten_pow, bool negative) {
 }
 
 Value nan_to_num(Builder& b, Value x, Value nan, Value posinf, Value neginf) {
+  if (shlo::is_complex(x.dtype()))
+    return make_complex(b, nan_to_num(b, real_part(b, x), nan, posinf, neginf),
+                        nan_to_num(b, imag_part(b, x), nan, posinf, neginf));
   if (!shlo::is_float(x.dtype())) return x;
   Value r = b.select(is_nan(b, x), fit(b, nan, x), x);
   r = b.select(compare_to(b, Cmp::EQ, x, kInf), fit(b, posinf, x), r);
