@@ -121,3 +121,12 @@ def test_sample_is_fixed(tmp_path):
     ids += [f"test_synthetic.py::{t}_cpu" for t in ("TestSecondCPU::test_passes", "TestSecondCPU::test_only_cpu",
                                                      "TestCpuOnlyCPU::test_passes")]
     assert sorted(r["status"]) == sorted(sorted(ids, key=lambda s: zlib.crc32(s.encode()))[:2])
+
+
+def test_match_keeps_the_tests_a_regex_finds(tmp_path):
+    f = tmp_path / "test_synthetic.py"
+    f.write_text(SYNTHETIC)
+    r = pytorch_tests.compare(str(f), match=r"test_(c_passes|b_fails)", timeout=8)
+    assert sorted(r["cpu_counts"].items()) == [("passed", 2)]
+    assert r["tpu_passed"] == 1
+    assert list(r["cpu_pass_tpu_fail"]) == ["test_synthetic.py::TestSyntheticTPU::test_b_fails_on_tpu_tpu"]

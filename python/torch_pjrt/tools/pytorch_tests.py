@@ -1,7 +1,7 @@
 """PyTorch's own device-generic test files on the tpu beside the CPU.
 
-    python -m torch_pjrt pytorch-tests FILE... [--sample N] [--timeout S]
-        [--json OUT] [--logs DIR]
+    python -m torch_pjrt pytorch-tests FILE... [--sample N] [--match REGEX]
+        [--timeout S] [--json OUT] [--logs DIR]
 
 Each file runs under pytest twice, each run in processes of its own with one
 thread: first on the CPU as plain PyTorch (no torch_pjrt, device backends not
@@ -15,7 +15,8 @@ A process killed by a signal (a crash) or by the driver because a test ran
 past --timeout (a hang) is restarted after that test, so one crash does not
 lose the rest of the file. --sample keeps a fixed subset of a file's tests
 (chosen by a hash of the test id, the same every run) for the large
-OpInfo-driven files.
+OpInfo-driven files; --match keeps the tests whose id a regex finds (say
+`complex32`), to compare one family quickly.
 """
 import argparse
 import json
@@ -96,7 +97,7 @@ def _kill(proc):
     proc.wait()
 
 
-def run_device(path, device, *, only=None, sample=None, timeout=60.0, workdir, log=None):
+def run_device(path, device, *, only=None, sample=None, match=None, timeout=60.0, workdir, log=None):
     """Runs one file on one device until every selected test is settled.
 
     Returns {"status": {test id: status}, "reasons": {test id: a failure's
@@ -116,7 +117,8 @@ def run_device(path, device, *, only=None, sample=None, timeout=60.0, workdir, l
         control = os.path.join(workdir, f"{device}.control.json")
         with open(control, "w") as f:
             json.dump({"device": device, "progress": progress, "skip": sorted(status),
-                       "only": None if only is None else sorted(only), "sample": sample}, f)
+                       "only": None if only is None else sorted(only), "sample": sample,
+                       "match": match}, f)
         open(progress, "w").close()
         cmd = [sys.executable, "-m", "pytest", path, "-q", "-p", "no:cacheprovider", "-p", "_pytorch_tests_plugin",
                "--pytorch-tests-control", control, "-c", ini, "--rootdir", folder]
@@ -176,13 +178,13 @@ def run_device(path, device, *, only=None, sample=None, timeout=60.0, workdir, l
             "processes": processes}
 
 
-def compare(path, *, sample=None, timeout=60.0, logs=None):
+def compare(path, *, sample=None, match=None, timeout=60.0, logs=None):
     t0 = time.monotonic()
     workdir = tempfile.mkdtemp(prefix="torch_pjrt_pytorch_tests_")
     base = os.path.splitext(os.path.basename(path))[0]
     log = lambda d: os.path.join(logs, f"{base}.{d}.log") if logs else None  # noqa: E731
     try:
-        cpu = run_device(path, "cpu", sample=sample, timeout=timeout, workdir=workdir, log=log("cpu"))
+        cpu = run_device(path, "cpu", sample=sample, match=match, timeout=timeout, workdir=workdir, log=log("cpu"))
         cpu_pass = sorted(t for t, s in cpu["status"].items() if s == PASSED)
         candidates = {t: tpu_ids(t) for t in cpu_pass}
         tpu = run_device(path, "tpu", only=[m for ms in candidates.values() for m in ms], timeout=timeout,
@@ -256,6 +258,7 @@ def main(argv=None):
     p = argparse.ArgumentParser(prog="python -m torch_pjrt pytorch-tests", description=__doc__.split("\n\n")[0])
     p.add_argument("files", nargs="+", help="PyTorch test files (run where they are, never copied)")
     p.add_argument("--sample", type=int, default=None, help="keep this many tests per file (a fixed hash sample)")
+    p.add_argument("--match", default=None, help="keep only the tests whose id this regex finds")
     p.add_argument("--timeout", type=float, default=60.0, help="seconds one test may run before it counts as a hang")
     p.add_argument("--json", default=None, help="write the results here")
     p.add_argument("--logs", default=None, help="keep each run's pytest output in this folder")
@@ -265,7 +268,7 @@ def main(argv=None):
     results = []
     t0 = time.monotonic()
     for f in a.files:
-        r = compare(f, sample=a.sample, timeout=a.timeout, logs=a.logs)
+        r = compare(f, sample=a.sample, match=a.match, timeout=a.timeout, logs=a.logs)
         report(r)
         sys.stdout.flush()
         results.append(r)

@@ -14,9 +14,11 @@ plain PyTorch. The driver passes a JSON control file (--pytorch-tests-control):
   skip      test ids already settled by an earlier process of this run;
   only      if not null, the ids to run (the tpu run: the CPU's passes);
   sample    if not null, keep this many tests chosen by a hash of their id.
+  match     if not null, keep only the tests whose id this regex searches.
 """
 import json
 import os
+import re
 import zlib
 
 _control = None
@@ -74,6 +76,9 @@ def pytest_collection_modifyitems(session, config, items):
     skip = set(_control["skip"])
     only = set(_control["only"]) if _control["only"] is not None else None
     keep = [it for it in items if it.nodeid not in skip and (only is None or it.nodeid in only)]
+    if _control.get("match"):
+        pattern = re.compile(_control["match"])
+        keep = [it for it in keep if pattern.search(it.nodeid)]
     n = _control["sample"]
     if n is not None and only is None:
         # The whole file's ids are hashed (not just those left) so that a
