@@ -198,3 +198,39 @@ def test_complex_nan_and_inf_are_either_parts(dtype):
     assert_close(torch.nan_to_num(zt), torch.nan_to_num(z))
     assert_close(torch.nan_to_num(zt, 1.0, 2.0, -3.0), torch.nan_to_num(z, 1.0, 2.0, -3.0))
     assert_close(torch.where(zt.isnan(), 0, zt), torch.where(z.isnan(), 0, z))
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_sums_multiply_by_alpha_as_the_cpu(dtype):
+    # PyTorch computes a + alpha * b with a complex multiply, alpha 1
+    # included: an infinite part of b gives NaN parts.
+    inf, nan = float("inf"), float("nan")
+    vals = [complex(inf, inf), complex(inf, -inf), complex(nan, inf), complex(1, 2), complex(-0.0, 0)]
+    a = torch.tensor([x for x in vals for _ in vals], dtype=dtype)
+    b = torch.tensor([y for _ in vals for y in vals], dtype=dtype)
+    for f in (torch.add, torch.sub, lambda x, y: torch.add(x, y, alpha=2)):
+        assert_close(f(a.to(TPU), b.to(TPU)), f(a, b), equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_logaddexp_silu_lerp_and_pow(dtype):
+    x, y, w = (torch.randn(300, dtype=dtype) * 3 for _ in range(3))
+    xt, yt, wt = x.to(TPU), y.to(TPU), w.to(TPU)
+    tol = dict(atol=1e-5, rtol=1e-5) if dtype == torch.complex64 else {}
+    assert_close(torch.logaddexp(xt, yt), torch.logaddexp(x, y), **tol)
+    assert_close(torch.nn.functional.silu(xt), torch.nn.functional.silu(x), **tol)
+    assert_close(torch.lerp(xt, yt, wt), torch.lerp(x, y, w), **tol)
+    assert_close(torch.lerp(xt, yt, 0.3), torch.lerp(x, y, 0.3), **tol)
+    assert_close(torch.pow(xt, yt), torch.pow(x, y), **tol)
+
+
+def test_complex_abs_into_real_and_complex_outs():
+    z = torch.randn(7, dtype=torch.complex64)
+    for out in (torch.empty(7), torch.empty(0, dtype=torch.float64), torch.empty(7, dtype=torch.complex64)):
+        got, want = out.to(TPU), out.clone()
+        torch.abs(z.to(TPU), out=got)
+        torch.abs(z, out=want)
+        assert got.dtype == want.dtype
+        assert_close(got, want, atol=1e-6, rtol=1e-6)  # |z| is float32 math in every case
+    with pytest.raises(RuntimeError, match="can't be cast to the desired output type Long"):
+        torch.abs(z.to(TPU), out=torch.empty(0, dtype=torch.long, device=TPU))

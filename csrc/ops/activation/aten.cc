@@ -462,7 +462,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("relu", &relu);
   m.impl("relu_", &relu_);
   ACTIVATION_GRAD(sigmoid_backward, SigmoidBackward);
-  ACTIVATION(silu, Silu);
+  m.structured<structured_silu>("silu", "silu_", "silu.out", ActivationOp<Activation::Silu, Accepts::FloatComplex>{});
   ACTIVATION_GRAD(silu_backward, SiluBackward);
   m.structured<structured_softplus>("softplus", nullptr, "softplus.out", Softplus{});
   m.structured<structured_softplus_backward>("softplus_backward", nullptr, "softplus_backward.grad_input",

@@ -21,11 +21,12 @@ namespace tpu {
 
 // The dtypes PyTorch's CPU kernel of an op accepts, so others fail alike
 // (NotImplementedError).
-enum class Accepts { All, NoBool, Float, IntBool };
+enum class Accepts { All, NoBool, Float, FloatComplex, IntBool };
 
 inline void check_dtype(const char* op, at::ScalarType t, Accepts a) {
   bool ok = a == Accepts::All || (a == Accepts::NoBool && t != at::kBool) ||
             (a == Accepts::Float && at::isFloatingType(t)) ||
+            (a == Accepts::FloatComplex && (at::isFloatingType(t) || at::isComplexType(t))) ||
             (a == Accepts::IntBool && at::isIntegralType(t, /*includeBool=*/true));
   TORCH_CHECK_NOT_IMPLEMENTED(ok, "\"", op, "\" not implemented for '", at::toString(t), "'");
 }

@@ -61,13 +61,15 @@ using ops::Binary;
 // ---- add, sub, mul, div
 
 // alpha 1, nearly every add and sub, is no operand: a program reads one
-// buffer fewer and multiplies by nothing.
+// buffer fewer and multiplies by nothing. Complex sums keep the product:
+// PyTorch's kernels compute a + alpha * b with a complex multiply even for
+// alpha 1, which turns an infinite part of b into NaNs.
 struct Add {
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other,
                   const at::Scalar& alpha) const {
     shlo::DType c = to_shlo(m.common_dtype());
-    if (alpha.equal(1)) {
+    if (alpha.equal(1) && !shlo::is_complex(c)) {
       pointwise(out, "add", {self, other}, c, {}, [](Builder& b, const Vals& v) { return b.add(v[0], v[1]); });
       return;
     }
@@ -81,7 +83,7 @@ struct Sub {
   void operator()(M& m, const at::Tensor& out, const at::Tensor& self, const at::Tensor& other,
                   const at::Scalar& alpha) const {
     shlo::DType c = to_shlo(m.common_dtype());
-    if (alpha.equal(1)) {
+    if (alpha.equal(1) && !shlo::is_complex(c)) {
       pointwise(out, "sub", {self, other}, c, {}, [](Builder& b, const Vals& v) { return b.sub(v[0], v[1]); });
       return;
     }
@@ -365,7 +367,7 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   EW_BINARY(hypot, Hypot, Float);
   m.structured<structured_lcm>("lcm", "lcm_", "lcm.out", Gcd<true>{});
   EW_COMPARE(le, LE);
-  EW_BINARY2(logaddexp, Logaddexp, Float);
+  EW_BINARY2(logaddexp, Logaddexp, FloatComplex);
   EW_BINARY2(logaddexp2, Logaddexp2, Float);
   m.impl("logical_and", &logical<Binary::LogicalAnd>);
   m.structured<ComparisonMeta>(nullptr, nullptr, "logical_and.out", BinaryOp<Binary::LogicalAnd, Accepts::All>{});

@@ -219,7 +219,7 @@ struct Lerp {
 struct LerpScalar {
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& s, const at::Tensor& e, const at::Scalar& w) const {
-    check_dtype("lerp", m.common_dtype(), Accepts::Float);
+    check_dtype("lerp", m.common_dtype(), Accepts::FloatComplex);
     shlo::DType c = common(m);
     pointwise(out, "lerp_scalar_weight", {s, e}, c, {scalar_of(w, ops::opmath(c))}, Lerp{});
   }
@@ -228,7 +228,7 @@ struct LerpScalar {
 struct LerpTensor {
   template <class M>
   void operator()(M& m, const at::Tensor& out, const at::Tensor& s, const at::Tensor& e, const at::Tensor& w) const {
-    check_dtype("lerp", m.common_dtype(), Accepts::Float);
+    check_dtype("lerp", m.common_dtype(), Accepts::FloatComplex);
     pointwise(out, "lerp", {s, e, w}, common(m), {}, Lerp{});
   }
 };

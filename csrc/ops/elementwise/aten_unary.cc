@@ -164,10 +164,17 @@ at::Tensor& abs_(at::Tensor& s) {
 }
 at::Tensor& abs_out(const at::Tensor& s, at::Tensor& out) {
   if (!s.is_complex()) return out_variant<UnaryMeta<>>(out, AbsOp{}, s);
-  TORCH_CHECK(out.scalar_type() == c10::toRealValueType(s.scalar_type()), "abs: expected out dtype ",
-              c10::toRealValueType(s.scalar_type()), ", got ", out.scalar_type());
+  // As the CPU: |z| into any out its real dtype casts to (a complex out
+  // gets |z| + 0i).
+  at::ScalarType real = c10::toRealValueType(s.scalar_type());
+  TORCH_CHECK(at::canCast(real, out.scalar_type()), "result type ", real, " can't be cast to the desired output type ",
+              out.scalar_type());
   at::native::resize_output(out, s.sizes());
-  complex_abs_into(out, s);
+  if (out.scalar_type() == real) {
+    complex_abs_into(out, s);
+  } else {
+    out.copy_(ew::abs(s));
+  }
   return out;
 }
 

@@ -322,13 +322,11 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
     case Binary::Pow:
       // Integer power matches PyTorch's powi: wraps on overflow, 0 for |base| > 1
       // and negative exponents, +-1 for base +-1.
-      if (shlo::is_complex(t)) {
-        // A zero base as the CPU's e^(y log x): 0 for Re y > 0, (inf, NaN)
-        // for Re y < 0, NaN otherwise, where XLA's power gives NaN.
-        Value zero_base = compare_to(b, shlo::Cmp::EQ, x, 0.0);
-        Value at_zero = exponential(b, b.mul(y, b.unary("log", x)));
-        return b.select(zero_base, at_zero, b.binary("power", x, y));
-      }
+      // Complex powers as PyTorch's kernels compute them, e^(y log x), with
+      // C's special values: a zero base gives 0, (inf, NaN) or NaN by the
+      // sign of Re y, and infinite parts follow e^'s rules, where XLA's
+      // power gives NaN.
+      if (shlo::is_complex(t)) return exponential(b, b.mul(y, b.unary("log", x)));
       return fl ? from_opmath(b, b.binary("power", to_opmath(b, x), to_opmath(b, y)), t) : b.binary("power", x, y);
     case Binary::Fmod:
       return fl ? from_opmath(b, b.binary("remainder", to_opmath(b, x), to_opmath(b, y)), t)
@@ -375,6 +373,14 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
     }
     case Binary::Logaddexp:
     case Binary::Logaddexp2: {
+      if (shlo::is_complex(xu.dtype())) {
+        // The operand with the larger real part is the base, as PyTorch's
+        // complex kernel takes it: max + log1p(exp(min - max)).
+        Value x_first = b.compare(Cmp::GE, real_part(b, xu), real_part(b, yu));
+        Value hi = b.select(x_first, xu, yu), lo = b.select(x_first, yu, xu);
+        r = b.add(hi, b.unary("log_plus_one", exponential(b, b.sub(lo, hi))));
+        break;
+      }
       // max + log1p(exp(-|x - y|)); equal infinities are their own result.
       Value d = b.unary("negate", b.unary("abs", b.sub(xu, yu)));
       Value m = b.max(xu, yu);
@@ -465,7 +471,7 @@ Value lerp(Builder& b, Value self, Value end, Value weight) {
   Value s = to_opmath(b, self), e = to_opmath(b, end);
   Value w = fit(b, to_opmath(b, weight), s);
   Value diff = b.sub(e, s);
-  Value small = compare_to(b, Cmp::LT, b.unary("abs", w), 0.5);
+  Value small = compare_to(b, Cmp::LT, shlo::is_complex(w.dtype()) ? modulus(b, w) : b.unary("abs", w), 0.5);
   Value r = b.select(small, b.add(s, b.mul(w, diff)), b.sub(e, b.mul(diff, b.sub(constant_like(b, 1, w), w))));
   return from_opmath(b, r, self.dtype());
 }
