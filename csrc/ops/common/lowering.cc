@@ -34,11 +34,13 @@ Value imag_part(Builder& b, Value x) { return b.op1(hlo::kImag, {x}, shlo::Type{
 Value modulus(Builder& b, Value x) {
   Value abs = b.op1(hlo::kAbs, {x}, shlo::Type{real_of(x.dtype()), x.shape()});
   // As C's cabs (hypot): an infinite part makes |x| infinite even beside a
-  // NaN part, where XLA's abs gives NaN for (NaN, inf).
+  // NaN part, where XLA's abs gives NaN for (NaN, inf); otherwise a NaN
+  // part makes it NaN, where XLA's abs of (1.5, NaN) is 2.12 and of (0, NaN) 0.
   const double inf = std::numeric_limits<double>::infinity();
   Value infinite = logical_or(b, compare_to(b, shlo::Cmp::EQ, b.unary("abs", real_part(b, x)), inf),
                               compare_to(b, shlo::Cmp::EQ, b.unary("abs", imag_part(b, x)), inf));
-  return b.select(infinite, constant_like(b, inf, abs), abs);
+  Value r = b.select(is_nan(b, x), constant_like(b, std::numeric_limits<double>::quiet_NaN(), abs), abs);
+  return b.select(infinite, constant_like(b, inf, abs), r);
 }
 Value exponential(Builder& b, Value x) {
   Value e = b.unary("exponential", x);

@@ -183,7 +183,7 @@ struct PowTensorScalar {
     // and roots (x.pow(2) in every RMSNorm, x.pow(1) in its backward):
     // faster than a generic power and the same values as the CPU. Only this
     // small set enters the cache key.
-    if (shlo::is_float(c) && !e.isComplex()) {
+    if ((shlo::is_float(c) || shlo::is_complex(c)) && !e.isComplex()) {
       double v = e.toDouble();
       for (double special : {0.0, 1.0, 2.0, 3.0, 0.5, -0.5, -1.0, -2.0}) {
         if (v != special) continue;

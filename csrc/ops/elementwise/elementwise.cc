@@ -219,6 +219,250 @@ Value math(Builder& b, Unary op, Value x) {
   }
 }
 
+// ---- complex math with C's special values, as PyTorch's CPU kernels give
+// them where XLA's complex ops give NaN parts.
+
+Value is_inf_part(Builder& b, Value p) { return compare_to(b, Cmp::EQ, b.unary("abs", p), kInf); }
+
+// a * p for each part of z (a real factor: an infinite part stays infinite
+// where a complex multiply would make its partner NaN).
+Value scale_parts(Builder& b, Value z, double a) {
+  Value re = real_part(b, z), im = imag_part(b, z);
+  return make_complex(b, b.mul(re, constant_like(b, a, re)), b.mul(im, constant_like(b, a, im)));
+}
+
+// 1 / z by PyTorch's c10::complex division (scaled by the larger part):
+// 1 / (0 + 0i) is (inf, NaN) and 1 / (inf + inf i) is NaN, as on the CPU.
+Value reciprocal_c(Builder& b, Value z) {
+  Value c = real_part(b, z), d = imag_part(b, z);
+  Value one = constant_like(b, 1, c), zero = constant_like(b, 0, c);
+  Value ac = b.unary("abs", c), ad = b.unary("abs", d);
+  Value c_major = compare_to(b, Cmp::GE, ac, ad);
+  // |c| >= |d|: rat = d / c, scl = 1 / (c + d rat), (1 + 0 rat) scl, (0 - rat) scl.
+  Value rat1 = b.div(d, c), scl1 = b.div(one, b.add(c, b.mul(d, rat1)));
+  Value re1 = b.mul(b.add(one, b.mul(zero, rat1)), scl1), im1 = b.mul(b.sub(zero, rat1), scl1);
+  // Both zero: 1 / |c| and 0 / |d|.
+  Value both_zero = logical_and(b, compare_to(b, Cmp::EQ, ac, 0.0), compare_to(b, Cmp::EQ, ad, 0.0));
+  re1 = b.select(both_zero, b.div(one, ac), re1);
+  im1 = b.select(both_zero, b.div(zero, ad), im1);
+  // |c| < |d|: rat = c / d, scl = 1 / (d + c rat), (rat + 0) scl, (0 rat - 1) scl.
+  Value rat2 = b.div(c, d), scl2 = b.div(one, b.add(d, b.mul(c, rat2)));
+  Value re2 = b.mul(b.add(rat2, zero), scl2), im2 = b.mul(b.sub(b.mul(zero, rat2), one), scl2);
+  return make_complex(b, b.select(c_major, re1, re2), b.select(c_major, im1, im2));
+}
+
+// log |z| + i arg z where a part is infinite or NaN (C's clog: an infinite
+// part gives +inf beside a NaN), XLA's log elsewhere.
+Value log_c(Builder& b, Value z) {
+  Value re = real_part(b, z), im = imag_part(b, z);
+  Value special = logical_or(b, logical_or(b, is_inf_part(b, re), is_inf_part(b, im)), is_nan(b, z));
+  Value edge = make_complex(b, b.unary("log", modulus(b, z)), b.binary("atan2", im, re));
+  return b.select(special, edge, b.unary("log", z));
+}
+
+// C's csqrt at infinite and NaN parts; XLA's sqrt elsewhere.
+Value sqrt_c(Builder& b, Value z) {
+  Value re = real_part(b, z), im = imag_part(b, z);
+  Value inf = constant_like(b, kInf, re), zero = constant_like(b, 0, re), nan = constant_like(b, kNaN, re);
+  auto copysign = [&](Value mag, Value sign) { return b.select(signbit_(b, sign), b.unary("negate", mag), mag); };
+  // The root's imaginary part takes y's sign, -0 included (the branch cut
+  // as C's csqrt), where XLA's sqrt of -2 - 0i gives +1.41i.
+  Value r = b.unary("sqrt", z);
+  r = make_complex(b, real_part(b, r), copysign(b.unary("abs", imag_part(b, r)), im));
+  Value any_nan = logical_or(b, is_nan(b, re), is_nan(b, im));
+  r = b.select(any_nan, make_complex(b, nan, nan), r);
+  Value pos_inf = compare_to(b, Cmp::EQ, re, kInf), neg_inf = compare_to(b, Cmp::EQ, re, -kInf);
+  // +inf + iy: (inf, 0 signed like y), or (inf, NaN) for a NaN y.
+  r = b.select(pos_inf, make_complex(b, inf, b.select(is_nan(b, im), nan, copysign(zero, im))), r);
+  // -inf + iy: (0, inf signed like y), or (NaN, inf) for a NaN y.
+  r = b.select(neg_inf, make_complex(b, b.select(is_nan(b, im), nan, zero), copysign(inf, im)), r);
+  // x +- i inf: (inf, +-inf) whatever x is, NaN included.
+  return b.select(is_inf_part(b, im), make_complex(b, inf, im), r);
+}
+
+// i z and -i z, by swapping parts (a complex multiply would make NaNs of
+// infinite parts).
+Value times_i(Builder& b, Value z) { return make_complex(b, b.unary("negate", imag_part(b, z)), real_part(b, z)); }
+Value times_minus_i(Builder& b, Value z) {
+  return make_complex(b, imag_part(b, z), b.unary("negate", real_part(b, z)));
+}
+
+Value is_finite_part(Builder& b, Value p) { return b.op1(hlo::kIsFinite, {p}, {DType::PRED, p.shape()}); }
+
+// sinh, cosh and tanh of x + iy by their real formulas where a part is
+// zero, infinite or NaN, with the fix-ups of C's csinh / ccosh / ctanh
+// (C11): a zero part passes through, an infinite x with a non-finite y
+// gives (+-inf, NaN) or (+-1, 0); XLA's complex functions elsewhere.
+Value hyperbolic_c(Builder& b, Unary op, Value z) {
+  Value x = real_part(b, z), y = imag_part(b, z);
+  Value zero = constant_like(b, 0, x), nan = constant_like(b, kNaN, x);
+  auto copysign = [&](Value mag, Value sign) { return b.select(signbit_(b, sign), b.unary("negate", mag), mag); };
+  Value x_zero = compare_to(b, Cmp::EQ, x, 0.0), y_zero = compare_to(b, Cmp::EQ, y, 0.0);
+  Value x_inf = is_inf_part(b, x), y_finite = is_finite_part(b, y);
+  Value special =
+      logical_or(b, logical_or(b, x_zero, y_zero), logical_not(b, logical_and(b, is_finite_part(b, x), y_finite)));
+  Value sh = b.op1("chlo.sinh", {x}, x.type), ch = b.op1("chlo.cosh", {x}, x.type);
+  Value sn = b.unary("sine", y), cs = b.unary("cosine", y);
+  Value re, im, xla;
+  if (op == Unary::Sinh) {
+    re = b.select(x_zero, x, b.mul(sh, cs));
+    im = b.select(y_zero, y, b.mul(ch, sn));
+    // (+inf, NaN) for either infinite x, as the CPU gives (C leaves the sign open).
+    Value inf_x = logical_and(b, x_inf, logical_not(b, y_finite));
+    re = b.select(inf_x, b.unary("abs", x), re);
+    im = b.select(inf_x, nan, im);
+    xla = b.op1("chlo.sinh", {z}, z.type);
+  } else if (op == Unary::Cosh) {
+    re = b.mul(ch, cs);
+    im = b.select(logical_or(b, x_zero, y_zero), b.mul(copysign(zero, x), copysign(zero, y)), b.mul(sh, sn));
+    Value inf_x = logical_and(b, x_inf, logical_not(b, y_finite));
+    re = b.select(inf_x, b.unary("abs", x), re);
+    im = b.select(inf_x, nan, im);
+    xla = b.op1("chlo.cosh", {z}, z.type);
+  } else {  // Tanh
+    Value two_x = b.add(x, x), two_y = b.add(y, y);
+    Value den = b.add(b.op1("chlo.cosh", {two_x}, x.type), b.unary("cosine", two_y));
+    re = b.select(x_zero, x, b.select(y_zero, b.unary("tanh", x), b.div(b.op1("chlo.sinh", {two_x}, x.type), den)));
+    im = b.select(y_zero, y, b.select(x_zero, b.unary("tan", y), b.div(b.unary("sine", two_y), den)));
+    // x infinite: (sign x, 0 signed like sin 2y) for finite y, (sign x, +-0) otherwise.
+    Value one = copysign(constant_like(b, 1, x), x);
+    Value zero_im = b.select(y_finite, copysign(zero, b.unary("sine", two_y)), copysign(zero, y));
+    re = b.select(x_inf, one, re);
+    im = b.select(x_inf, zero_im, im);
+    xla = b.unary("tanh", z);
+  }
+  return b.select(special, make_complex(b, re, im), xla);
+}
+
+// z * w as C's complex multiply (C99 Annex G): where the plain formula
+// gives NaN in both parts but an operand is infinite, the infinity is
+// recovered, so (2.5 + 0i) * (inf + NaN i) is (inf, NaN), not NaN.
+Value multiply_c99(Builder& b, Value z, Value w) {
+  Value a = real_part(b, z), bi = imag_part(b, z), c = real_part(b, w), d = imag_part(b, w);
+  Value ac = b.mul(a, c), bd = b.mul(bi, d), ad = b.mul(a, d), bc = b.mul(bi, c);
+  Value x = b.sub(ac, bd), y = b.add(ad, bc);
+  auto copysign = [&](Value mag, Value sign) { return b.select(signbit_(b, sign), b.unary("negate", mag), mag); };
+  Value one = constant_like(b, 1, a), zero = constant_like(b, 0, a);
+  // An infinite part becomes +-1, a finite one +-0; NaN parts of the other
+  // operand become +-0.
+  auto unit = [&](Value p) { return copysign(b.select(is_inf_part(b, p), one, zero), p); };
+  auto nan_to_zero = [&](Value p) { return b.select(is_nan(b, p), copysign(zero, p), p); };
+  Value z_inf = logical_or(b, is_inf_part(b, a), is_inf_part(b, bi));
+  Value w_inf = logical_or(b, is_inf_part(b, c), is_inf_part(b, d));
+  Value a2 = b.select(z_inf, unit(a), b.select(w_inf, nan_to_zero(a), a));
+  Value b2 = b.select(z_inf, unit(bi), b.select(w_inf, nan_to_zero(bi), bi));
+  Value c2 = b.select(w_inf, unit(c), b.select(z_inf, nan_to_zero(c), c));
+  Value d2 = b.select(w_inf, unit(d), b.select(z_inf, nan_to_zero(d), d));
+  // Neither infinite but a product overflowed: NaN parts become +-0.
+  Value overflow = logical_or(b, logical_or(b, is_inf_part(b, ac), is_inf_part(b, bd)),
+                              logical_or(b, is_inf_part(b, ad), is_inf_part(b, bc)));
+  Value by_overflow = logical_and(b, logical_not(b, logical_or(b, z_inf, w_inf)), overflow);
+  a2 = b.select(by_overflow, nan_to_zero(a), a2);
+  b2 = b.select(by_overflow, nan_to_zero(bi), b2);
+  c2 = b.select(by_overflow, nan_to_zero(c), c2);
+  d2 = b.select(by_overflow, nan_to_zero(d), d2);
+  Value recalc =
+      logical_and(b, logical_and(b, is_nan(b, x), is_nan(b, y)), logical_or(b, logical_or(b, z_inf, w_inf), overflow));
+  Value inf = constant_like(b, kInf, a);
+  Value rx = b.mul(inf, b.sub(b.mul(a2, c2), b.mul(b2, d2)));
+  Value ry = b.mul(inf, b.add(b.mul(a2, d2), b.mul(b2, c2)));
+  return make_complex(b, b.select(recalc, rx, x), b.select(recalc, ry, y));
+}
+
+// PyTorch's own complex expm1 and log1p formulas (c10/util/complex_math.h),
+// which also fix their special values: expm1(inf + 0i) is (inf, NaN).
+Value expm1_c(Builder& b, Value z) {
+  Value x = real_part(b, z), y = imag_part(b, z);
+  Value a = b.unary("sine", b.mul(y, constant_like(b, 0.5, y)));
+  Value re = b.sub(b.mul(b.unary("exponential_minus_one", x), b.unary("cosine", y)),
+                   b.mul(constant_like(b, 2, a), b.mul(a, a)));
+  Value im = b.mul(b.unary("exponential", x), b.unary("sine", y));
+  return make_complex(b, re, im);
+}
+
+Value log1p_c(Builder& b, Value z) {
+  Value x = real_part(b, z), y = imag_part(b, z);
+  Value one = constant_like(b, 1, x);
+  Value theta = b.binary("atan2", y, b.add(x, one));
+  // |z| < 1/2: 0.5 log1p(x (2 + x) + y^2), or x where that underflows to 0.
+  Value r = b.add(b.mul(x, b.add(constant_like(b, 2, x), x)), b.mul(y, y));
+  Value near = b.select(compare_to(b, Cmp::EQ, r, 0.0), x, b.mul(constant_like(b, 0.5, r), b.unary("log_plus_one", r)));
+  // Otherwise log |1 + z|.
+  Value far = b.unary("log", modulus(b, make_complex(b, b.add(x, one), y)));
+  Value r_part = b.select(compare_to(b, Cmp::LT, modulus(b, z), 0.5), near, far);
+  // A NaN part makes both NaN, as the CPU's vectorized kernel gives.
+  Value nan = constant_like(b, kNaN, x);
+  Value any_nan = is_nan(b, z);
+  return make_complex(b, b.select(any_nan, nan, r_part), b.select(any_nan, nan, theta));
+}
+
+bool has_complex_math(Unary op) {
+  switch (op) {
+    case Unary::Expm1:
+    case Unary::Log1p:
+    case Unary::Sinh:
+    case Unary::Cosh:
+    case Unary::Tanh:
+    case Unary::Sin:
+    case Unary::Cos:
+    case Unary::Tan:
+    case Unary::Exp2:
+    case Unary::Log:
+    case Unary::Log2:
+    case Unary::Log10:
+    case Unary::Reciprocal:
+    case Unary::Rsqrt:
+    case Unary::Sigmoid:
+    case Unary::Sqrt:
+      return true;
+    default:
+      return false;
+  }
+}
+
+Value complex_math(Builder& b, Unary op, Value z) {
+  switch (op) {
+    case Unary::Expm1:
+      return expm1_c(b, z);
+    case Unary::Log1p:
+      return log1p_c(b, z);
+    case Unary::Sinh:
+    case Unary::Cosh:
+    case Unary::Tanh:
+      return hyperbolic_c(b, op, z);
+    // sin z = -i sinh(iz), cos z = cosh(iz), tan z = -i tanh(iz), as C defines them.
+    case Unary::Sin: {
+      Value r = times_minus_i(b, hyperbolic_c(b, Unary::Sinh, times_i(b, z)));
+      // An infinite y beside a non-finite x: (NaN, +inf), as the CPU gives.
+      Value x = real_part(b, z), y = imag_part(b, z);
+      Value edge = logical_and(b, is_inf_part(b, y), logical_not(b, is_finite_part(b, x)));
+      return b.select(edge, make_complex(b, constant_like(b, kNaN, x), constant_like(b, kInf, x)), r);
+    }
+    case Unary::Cos:
+      return hyperbolic_c(b, Unary::Cosh, times_i(b, z));
+    case Unary::Tan:
+      return times_minus_i(b, hyperbolic_c(b, Unary::Tanh, times_i(b, z)));
+    case Unary::Exp2:
+      return exponential(b, scale_parts(b, z, kLn2));
+    case Unary::Log:
+      return log_c(b, z);
+    case Unary::Log2:
+      return scale_parts(b, log_c(b, z), 1 / kLn2);
+    case Unary::Log10:
+      return scale_parts(b, log_c(b, z), 1 / kLn10);
+    case Unary::Reciprocal:
+      return reciprocal_c(b, z);
+    case Unary::Rsqrt:
+      return reciprocal_c(b, sqrt_c(b, z));
+    case Unary::Sigmoid:
+      return reciprocal_c(b, b.add(constant_like(b, 1, z), exponential(b, b.unary("negate", z))));
+    case Unary::Sqrt:
+      return sqrt_c(b, z);
+    default:
+      throw std::logic_error(std::string("ops::unary: no complex form: ") + name(op));
+  }
+}
+
 }  // namespace
 
 DType opmath(DType t) { return is_half(t) ? DType::F32 : t; }
@@ -259,11 +503,11 @@ Value unary(Builder& b, Unary op, Value x) {
     case Unary::Sign: {
       // (x > 0) - (x < 0): 0 for NaN, as PyTorch's CPU kernel gives.
       if (t == DType::PRED) return x;
-      if (shlo::is_complex(t)) {  // sgn: z / |z|, 0 at 0
+      if (shlo::is_complex(t)) {  // sgn: each part over the real |z|, 0 at 0
         Value mag = unary(b, Unary::Abs, x);
         Value zero = b.constant(mag.dtype(), 0, mag.shape());
-        Value mag_c = make_complex(b, mag, zero);
-        return b.select(b.compare(Cmp::EQ, mag, zero), b.constant(t, 0, x.shape()), b.div(x, mag_c));
+        Value unit = make_complex(b, b.div(real_part(b, x), mag), b.div(imag_part(b, x), mag));
+        return b.select(b.compare(Cmp::EQ, mag, zero), b.constant(t, 0, x.shape()), unit);
       }
       Value pos = b.convert(compare_to(b, Cmp::GT, x, 0.0), t);
       if (shlo::is_unsigned_int(t)) return pos;
@@ -285,6 +529,7 @@ Value unary(Builder& b, Unary op, Value x) {
     case Unary::LogicalNot:
       return t == DType::PRED ? b.unary("not", x) : compare_to(b, Cmp::EQ, x, 0.0);
     default:
+      if (shlo::is_complex(t) && has_complex_math(op)) return complex_math(b, op, x);
       return from_opmath(b, math(b, op, to_opmath(b, x)), t);
   }
 }
@@ -326,7 +571,7 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
       // C's special values: a zero base gives 0, (inf, NaN) or NaN by the
       // sign of Re y, and infinite parts follow e^'s rules, where XLA's
       // power gives NaN.
-      if (shlo::is_complex(t)) return exponential(b, b.mul(y, b.unary("log", x)));
+      if (shlo::is_complex(t)) return exponential(b, multiply_c99(b, y, log_c(b, x)));
       return fl ? from_opmath(b, b.binary("power", to_opmath(b, x), to_opmath(b, y)), t) : b.binary("power", x, y);
     case Binary::Fmod:
       return fl ? from_opmath(b, b.binary("remainder", to_opmath(b, x), to_opmath(b, y)), t)
@@ -434,6 +679,13 @@ Value pow_special(Builder& b, Value x, double e) {
     r = b.mul(u, u);
   else if (e == 3.0)
     r = b.mul(b.mul(u, u), u);
+  else if (shlo::is_complex(t) && (e == 0.5 || e == -0.5 || e == -1.0 || e == -2.0))
+    // Roots and reciprocals of complex values with C's special values, as
+    // the CPU's kernels dispatch these exponents to sqrt / rsqrt / reciprocal.
+    r = e == 0.5    ? complex_math(b, Unary::Sqrt, u)
+        : e == -0.5 ? complex_math(b, Unary::Rsqrt, u)
+        : e == -1.0 ? complex_math(b, Unary::Reciprocal, u)
+                    : complex_math(b, Unary::Reciprocal, b.mul(u, u));
   else if (e == 0.5)
     r = b.unary("sqrt", u);
   else if (e == -0.5)
