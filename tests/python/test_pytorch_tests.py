@@ -19,7 +19,7 @@ SYNTHETIC = textwrap.dedent('''
     import time
 
     import torch
-    from torch.testing._internal.common_device_type import instantiate_device_type_tests, onlyCPU
+    from torch.testing._internal.common_device_type import dtypes, dtypesIfCPU, instantiate_device_type_tests, onlyCPU
     from torch.testing._internal.common_utils import TestCase
 
 
@@ -50,6 +50,12 @@ SYNTHETIC = textwrap.dedent('''
 
         @onlyCPU
         def test_only_cpu(self, device):
+            pass
+
+        # A float16 variant for the CPU only: the tpu has no such test.
+        @dtypesIfCPU(torch.float16, torch.float32)
+        @dtypes(torch.float32)
+        def test_dtypes(self, device, dtype):
             pass
 
 
@@ -86,7 +92,7 @@ def test_reports_exactly_the_tests_that_pass_on_cpu_and_not_on_tpu(tmp_path, cap
     text = capsys.readouterr().out
     (r,) = json.loads(out.read_text())
     cls = "test_synthetic.py::TestSyntheticTPU::"
-    assert r["cpu_passed"] == 5 and r["tpu_passed"] == 2, text
+    assert r["cpu_passed"] == 6 and r["tpu_passed"] == 3, text
     assert r["cpu_pass_tpu_fail"] == {
         cls + "test_a_crashes_on_tpu_tpu": "crash (signal 11)",
         cls + "test_b_fails_on_tpu_tpu": "failed",
@@ -103,11 +109,12 @@ def test_reports_exactly_the_tests_that_pass_on_cpu_and_not_on_tpu(tmp_path, cap
     assert r["reasons"][cls + "test_b_fails_on_tpu_tpu"].startswith("AssertionError")
     # Tests the file keeps to the CPU (only_for="cpu", onlyCPU) are not counted.
     assert sorted(r["cpu_only"]) == ["test_synthetic.py::TestCpuOnlyCPU::test_passes_cpu",
+                                     "test_synthetic.py::TestSecondCPU::test_dtypes_cpu_float16",
                                      "test_synthetic.py::TestSecondCPU::test_only_cpu_cpu"]
-    assert r["cpu_counts"] == {"failed": 1, "passed": 7}
-    assert r["tpu_counts"] == {"crash": 1, "failed": 1, "hang": 1, "passed": 2, "skipped": 1}
-    assert "2 of 5 CPU passes pass on tpu (40.0%)" in text
-    assert "2 CPU passes are CPU-only" in text
+    assert r["cpu_counts"] == {"failed": 1, "passed": 9}
+    assert r["tpu_counts"] == {"crash": 1, "failed": 1, "hang": 1, "passed": 3, "skipped": 1}
+    assert "3 of 6 CPU passes pass on tpu (50.0%)" in text
+    assert "3 CPU passes are CPU-only" in text
 
 
 def test_sample_is_fixed(tmp_path):
@@ -120,6 +127,7 @@ def test_sample_is_fixed(tmp_path):
            for n in ("a_crashes_on_tpu", "b_fails_on_tpu", "c_passes", "d_fails_everywhere", "e_hangs_on_tpu")]
     ids += [f"test_synthetic.py::{t}_cpu" for t in ("TestSecondCPU::test_passes", "TestSecondCPU::test_only_cpu",
                                                      "TestCpuOnlyCPU::test_passes")]
+    ids += [f"test_synthetic.py::TestSecondCPU::test_dtypes_cpu_{d}" for d in ("float16", "float32")]
     assert sorted(r["status"]) == sorted(sorted(ids, key=lambda s: zlib.crc32(s.encode()))[:2])
 
 

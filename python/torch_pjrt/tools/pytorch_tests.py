@@ -68,8 +68,10 @@ def cpu_only_classes(path):
     return found
 
 
-# A skip PyTorch's onlyCPU decorator gives every other device.
-_ONLY_CPU_SKIP = "Only runs on cpu"
+# Skips PyTorch's own decorators give a device they keep a test from:
+# onlyCPU, and largeTensorTest, whose memory check knows only CUDA and XPU
+# among accelerators.
+_ONLY_CPU_SKIPS = ("Only runs on cpu", "Unknown device type")
 
 
 def _env(device):
@@ -193,13 +195,18 @@ def compare(path, *, sample=None, match=None, timeout=60.0, logs=None):
         shutil.rmtree(workdir, ignore_errors=True)
     failing, cpu_only = {}, []
     only_cpu_classes = cpu_only_classes(path)
+    collected = not tpu["errors"]  # every tpu test the file instantiates was collected
     for t in cpu_pass:
         ran = [m for m in candidates[t] if m in tpu["status"]]
-        if t.split("::")[-2][:-len("CPU")] in only_cpu_classes or \
-                (ran and _ONLY_CPU_SKIP in tpu["reasons"].get(ran[0], "")):
+        skip = tpu["reasons"].get(ran[0], "") if ran else ""
+        if t.split("::")[-2][:-len("CPU")] in only_cpu_classes or any(r in skip for r in _ONLY_CPU_SKIPS):
             cpu_only.append(t)
         elif not candidates[t]:
             failing[t] = "no tpu id"
+        elif not ran and collected:
+            # The file instantiates this variant for the CPU only
+            # (dtypesIfCPU adds dtypes the generic list lacks).
+            cpu_only.append(t)
         elif not ran:
             failing[candidates[t][0]] = "not collected"
         elif tpu["status"][ran[0]] != PASSED:
@@ -239,7 +246,7 @@ def report(r, out=None):
           f"tpu crashes {len(r['crashes']['tpu'])}, hangs {len(r['hangs']['tpu'])}; {r['wall_s']} s", file=out)
     if r["cpu_only"]:
         print(f"  {len(r['cpu_only'])} CPU passes are CPU-only by the file's own choice (only_for=\"cpu\", "
-              "onlyCPU) and not counted", file=out)
+              "onlyCPU, dtypesIfCPU, largeTensorTest) and not counted", file=out)
     print(f"  cpu: {r['cpu_counts']}", file=out)
     print(f"  tpu: {r['tpu_counts']}", file=out)
     for d in ("cpu", "tpu"):
