@@ -396,8 +396,138 @@ Value log1p_c(Builder& b, Value z) {
   return make_complex(b, b.select(any_nan, nan, r_part), b.select(any_nan, nan, theta));
 }
 
+// The inverse hyperbolic and trigonometric functions at infinite, NaN and
+// both-zero parts, with the values of the C library the CPU's kernels call
+// (glibc's casinh / cacosh / catanh / catan, and casin z = -i casinh(iz),
+// cacos z = pi/2 - casin z); XLA's functions elsewhere.
+struct Parts {
+  Value x, y;            // the parts
+  Value x_nan, y_nan;    // NaN
+  Value x_inf, y_inf;    // infinite
+  Value x_fin, y_fin;    // finite
+  Value x_zero, y_zero;  // +-0
+  Value special;         // a part infinite or NaN
+  Value zeros;           // both parts +-0
+};
+
+Parts parts_of(Builder& b, Value z) {
+  Parts p;
+  p.x = real_part(b, z);
+  p.y = imag_part(b, z);
+  p.x_nan = is_nan(b, p.x);
+  p.y_nan = is_nan(b, p.y);
+  p.x_inf = is_inf_part(b, p.x);
+  p.y_inf = is_inf_part(b, p.y);
+  p.x_fin = is_finite_part(b, p.x);
+  p.y_fin = is_finite_part(b, p.y);
+  p.x_zero = compare_to(b, Cmp::EQ, p.x, 0.0);
+  p.y_zero = compare_to(b, Cmp::EQ, p.y, 0.0);
+  p.special = logical_not(b, logical_and(b, p.x_fin, p.y_fin));
+  p.zeros = logical_and(b, p.x_zero, p.y_zero);
+  return p;
+}
+
+Value inverse_c(Builder& b, Unary op, Value z) {
+  Parts p = parts_of(b, z);
+  Value zero = constant_like(b, 0, p.x), nan = constant_like(b, kNaN, p.x), inf = constant_like(b, kInf, p.x);
+  auto k = [&](double v) { return constant_like(b, v, p.x); };
+  auto copysign = [&](Value mag, Value sign) { return b.select(signbit_(b, sign), b.unary("negate", mag), mag); };
+  auto sel = [&](Value c, Value t, Value f) { return b.select(c, t, f); };
+  Value re, im, xla;
+  switch (op) {
+    case Unary::Asinh: {
+      // y infinite: (inf signed like x, NaN for a NaN x, else pi/2 or pi/4 signed like y).
+      Value re_yinf = copysign(inf, p.x);
+      Value im_yinf = sel(p.x_nan, nan, copysign(sel(p.x_fin, k(kPi / 2), k(kPi / 4)), p.y));
+      // x infinite or NaN: (x, 0 signed like y where x is infinite beside a
+      // finite y or NaN beside a zero y, else NaN).
+      Value zero_im = logical_or(b, logical_and(b, p.x_inf, p.y_fin), logical_and(b, p.x_nan, p.y_zero));
+      Value im_x = sel(zero_im, copysign(zero, p.y), nan);
+      re = sel(p.y_inf, re_yinf, sel(p.x_fin, nan, p.x));
+      im = sel(p.y_inf, im_yinf, sel(p.x_fin, nan, im_x));
+      xla = b.op1("chlo.asinh", {z}, z.type);
+      break;
+    }
+    case Unary::Acosh: {
+      Value x_neg = signbit_(b, p.x);
+      Value im_yinf =
+          sel(p.x_nan, nan, copysign(sel(p.x_inf, sel(x_neg, k(3 * kPi / 4), k(kPi / 4)), k(kPi / 2)), p.y));
+      Value im_xinf = sel(p.y_fin, copysign(sel(x_neg, k(kPi), zero), p.y), nan);
+      Value im_rest = sel(p.x_zero, k(kPi / 2), nan);  // a finite x beside a NaN y, or a NaN x
+      Value re_special = sel(logical_or(b, p.y_inf, p.x_inf), inf, nan);
+      Value im_special = sel(p.y_inf, im_yinf, sel(p.x_inf, im_xinf, im_rest));
+      // Both zero: (0, pi/2 signed like y).
+      re = sel(p.zeros, zero, re_special);
+      im = sel(p.zeros, copysign(k(kPi / 2), p.y), im_special);
+      xla = b.op1("chlo.acosh", {z}, z.type);
+      break;
+    }
+    case Unary::Atanh: {
+      Value re_special = sel(logical_or(b, p.y_inf, logical_or(b, p.x_inf, p.x_zero)), copysign(zero, p.x), nan);
+      Value im_x = sel(p.y_fin, copysign(k(kPi / 2), p.y), nan);
+      Value im_special = sel(p.y_inf, copysign(k(kPi / 2), p.y), sel(logical_or(b, p.x_inf, p.x_zero), im_x, nan));
+      re = sel(p.zeros, p.x, re_special);
+      im = sel(p.zeros, p.y, im_special);
+      xla = b.op1("chlo.atanh", {z}, z.type);
+      break;
+    }
+    case Unary::Atan: {
+      Value re_special =
+          sel(p.x_inf, copysign(k(kPi / 2), p.x), sel(p.y_inf, sel(p.x_fin, copysign(k(kPi / 2), p.x), nan), nan));
+      Value im_special = sel(logical_or(b, logical_or(b, p.x_inf, p.y_inf), p.y_zero), copysign(zero, p.y), nan);
+      re = sel(p.zeros, p.x, re_special);
+      im = sel(p.zeros, p.y, im_special);
+      // XLA has no complex atan: -i atanh(iz).
+      xla = times_minus_i(b, b.op1("chlo.atanh", {times_i(b, z)}, z.type));
+      break;
+    }
+    default:
+      throw std::logic_error(std::string("inverse_c: ") + name(op));
+  }
+  // The symmetries fix the signs of XLA's results on the branch cuts, where
+  // a -0 part selects the side: each of these is conjugate-symmetric, and
+  // all but acosh are odd (acosh's real part is never negative).
+  Value xr = real_part(b, xla), xi = imag_part(b, xla);
+  xi = copysign(b.unary("abs", xi), p.y);
+  if (op != Unary::Acosh) xr = copysign(b.unary("abs", xr), p.x);
+  if (op == Unary::Asinh) {  // casinh(+-0 + +-0i) is z itself
+    re = sel(p.zeros, p.x, re);
+    im = sel(p.zeros, p.y, im);
+  }
+  Value edge = logical_or(b, p.special, p.zeros);
+  return b.select(edge, make_complex(b, re, im), make_complex(b, xr, xi));
+}
+
+// casin z = -i casinh(iz), z itself where both parts are NaN.
+Value asin_c(Builder& b, Value z) {
+  Value r = times_minus_i(b, inverse_c(b, Unary::Asinh, times_i(b, z)));
+  Value both_nan = logical_and(b, is_nan(b, real_part(b, z)), is_nan(b, imag_part(b, z)));
+  return b.select(both_nan, z, r);
+}
+
+// cacos z = pi/2 - casin z (a zero real part +0) where a part is infinite,
+// NaN or both are zero; XLA's acos elsewhere.
+Value acos_c(Builder& b, Value z) {
+  Parts p = parts_of(b, z);
+  Value s = asin_c(b, z);
+  Value re = b.sub(constant_like(b, kPi / 2, p.x), real_part(b, s));
+  re = b.select(compare_to(b, Cmp::EQ, re, 0.0), constant_like(b, 0, re), re);
+  Value edge = make_complex(b, re, b.unary("negate", imag_part(b, s)));
+  // Conjugate-symmetric: the imaginary part's sign is the opposite of y's.
+  Value a = b.op1("chlo.acos", {z}, z.type);
+  Value ai = imag_part(b, a), mag = b.unary("abs", ai);
+  ai = b.select(signbit_(b, p.y), mag, b.unary("negate", mag));
+  return b.select(logical_or(b, p.special, p.zeros), edge, make_complex(b, real_part(b, a), ai));
+}
+
 bool has_complex_math(Unary op) {
   switch (op) {
+    case Unary::Asinh:
+    case Unary::Acosh:
+    case Unary::Atanh:
+    case Unary::Atan:
+    case Unary::Asin:
+    case Unary::Acos:
     case Unary::Expm1:
     case Unary::Log1p:
     case Unary::Sinh:
@@ -422,6 +552,15 @@ bool has_complex_math(Unary op) {
 
 Value complex_math(Builder& b, Unary op, Value z) {
   switch (op) {
+    case Unary::Asinh:
+    case Unary::Acosh:
+    case Unary::Atanh:
+    case Unary::Atan:
+      return inverse_c(b, op, z);
+    case Unary::Asin:
+      return asin_c(b, z);
+    case Unary::Acos:
+      return acos_c(b, z);
     case Unary::Expm1:
       return expm1_c(b, z);
     case Unary::Log1p:
