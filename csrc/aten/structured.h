@@ -43,7 +43,8 @@ struct Structured final : Meta {
     const at::Tensor& out = i == 0 && given_ ? *given_ : outs[i];
     if (!out.defined()) {
       outs[i] = options.device().type() == c10::DeviceType::PrivateUse1
-                    ? new_empty(sizes, strides, options.dtype().toScalarType(), options.device())
+                    ? new_empty(sizes, strides.empty() ? format_strides(sizes, options) : strides.vec(),
+                                options.dtype().toScalarType(), options.device())
                 : strides.empty() ? at::empty(sizes, options)
                                   : at::empty_strided(sizes, strides, options);
     } else if (inplace_) {
@@ -61,6 +62,15 @@ struct Structured final : Meta {
     if constexpr (std::is_base_of_v<at::TensorIteratorBase, Meta>)
       at::TensorIteratorBase::set_output_raw_strided(i, sizes, strides, options TPU_NO_OUTPUT_NAMES);
   }
+  // The strides a meta's memory format asks for (cat of channels-last
+  // inputs is channels-last, as at::empty would lay it out); none: contiguous.
+  static std::vector<int64_t> format_strides(at::IntArrayRef sizes, const at::TensorOptions& options) {
+    auto format = options.memory_format_opt();
+    if (format == at::MemoryFormat::ChannelsLast && sizes.size() == 4) return c10::get_channels_last_strides_2d(sizes);
+    if (format == at::MemoryFormat::ChannelsLast3d && sizes.size() == 5) return c10::get_channels_last_strides_3d(sizes);
+    return {};
+  }
+
   const at::Tensor* given_ = nullptr;
   bool inplace_;
 };

@@ -1,6 +1,7 @@
 """Shape-changing data movement on the tpu against PyTorch on the CPU: cat
 (and stack), flip, roll, repeat, constant padding, triu / tril and their
 gradients."""
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -47,6 +48,19 @@ def test_cat():
     for dtype in OTHER:
         check(lambda *t: torch.cat(t, 1), rand((2, 3), dtype), rand((2, 2), dtype))
         check(lambda *t: torch.stack(t), rand((2, 3), dtype), rand((2, 3), dtype))
+
+
+@pytest.mark.parametrize("dim", range(4))
+def test_cat_keeps_channels_last(dim):
+    # As the CPU: inputs that share a memory format give a result in it.
+    x, y = torch.randn(2, 5, 4, 3), torch.randn(2, 5, 4, 3)
+    xt = x.to(TPU).contiguous(memory_format=torch.channels_last)
+    yt = y.to(TPU).contiguous(memory_format=torch.channels_last)
+    got = torch.cat((xt, yt), dim=dim)
+    want = torch.cat((x.contiguous(memory_format=torch.channels_last), y.contiguous(memory_format=torch.channels_last)),
+                     dim=dim)
+    assert got.stride() == want.stride() and got.is_contiguous(memory_format=torch.channels_last)
+    assert_close(got, want)
 
 
 def test_cat_mixed_dtypes():
