@@ -79,15 +79,15 @@ std::pair<size_t, size_t> memory_info(c10::DeviceIndex device) {
 namespace {
 
 // Allocation makes only the handle: device memory appears when a value is
-// first stored. The pointer is the handle's address, an identity that is
-// never dereferenced. A DeviceAllocator, so torch.accelerator's memory
+// first stored. The pointer is the handle's tag (StorageState::address()),
+// an identity that is never dereferenced. A DeviceAllocator, so torch.accelerator's memory
 // calls (empty_cache, memory_stats, get_memory_info) reach it: there is no
 // cache to trim (a buffer is freed when its last value dies), and the
 // statistics are the runtime's live and peak device bytes.
 struct Allocator final : c10::DeviceAllocator {
   c10::DataPtr allocate(size_t nbytes) override {
     StorageState* s = StorageState::make(nbytes);
-    return {s, s, &StorageState::release, c10::Device(c10::DeviceType::PrivateUse1, t_current)};
+    return {s->address(), s, &StorageState::release, c10::Device(c10::DeviceType::PrivateUse1, t_current)};
   }
   c10::DeleterFnPtr raw_deleter() const override { return &StorageState::release; }
   void copy_data(void*, const void*, std::size_t) const override {

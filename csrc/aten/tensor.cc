@@ -17,28 +17,83 @@ namespace tpu {
 
 using Vals = std::vector<shlo::Value>;
 
+namespace {
+
+// Storage ids: a slot per live storage, freed ids reused (the 24 bits above
+// kIdShift hold 16 M live storages).
+constexpr int kIdShift = 40;
+struct LiveStorages {
+  std::mutex mu;
+  std::vector<StorageState*> by_id{nullptr};
+  std::vector<uint64_t> free;
+};
+LiveStorages& live_storages() {
+  static auto* l = new LiveStorages;  // outlives storages freed at exit
+  return *l;
+}
+
+}  // namespace
+
 StorageState* StorageState::make(size_t nbytes) {
+  TORCH_CHECK(nbytes < (uint64_t{1} << kIdShift), "a tpu storage holds less than 1 TiB; asked for ", nbytes, " bytes");
   auto state = std::make_shared<StorageState>();
   state->nbytes = nbytes;
   StorageState* s = state.get();
   s->self = std::move(state);
+  LiveStorages& l = live_storages();
+  std::lock_guard<std::mutex> g(l.mu);
+  if (!l.free.empty()) {
+    s->id = l.free.back();
+    l.free.pop_back();
+    l.by_id[s->id] = s;
+  } else {
+    TORCH_CHECK(l.by_id.size() < (uint64_t{1} << (64 - kIdShift)), "too many live tpu storages");
+    s->id = l.by_id.size();
+    l.by_id.push_back(s);
+  }
   return s;
 }
 
 void StorageState::release(void* state) {
+  auto* s = static_cast<StorageState*>(state);
+  {
+    LiveStorages& l = live_storages();
+    std::lock_guard<std::mutex> g(l.mu);
+    l.by_id[s->id] = nullptr;
+    l.free.push_back(s->id);
+  }
   // Moved out first: the last reference destroys the state that holds it.
-  std::shared_ptr<StorageState> last = std::move(static_cast<StorageState*>(state)->self);
+  std::shared_ptr<StorageState> last = std::move(s->self);
+}
+
+void* StorageState::address() const { return reinterpret_cast<void*>(static_cast<uintptr_t>(id << kIdShift)); }
+
+std::pair<StorageState*, size_t> StorageState::at_address(const void* p) {
+  auto bits = reinterpret_cast<uintptr_t>(p);
+  uint64_t id = bits >> kIdShift;
+  size_t offset = bits & ((uint64_t{1} << kIdShift) - 1);
+  LiveStorages& l = live_storages();
+  std::lock_guard<std::mutex> g(l.mu);
+  if (id == 0 || id >= l.by_id.size() || !l.by_id[id] || offset >= std::max<size_t>(l.by_id[id]->nbytes, 1))
+    return {nullptr, 0};
+  return {l.by_id[id], offset};
 }
 
 StorageState& state_of(const at::Tensor& t) {
   const c10::DataPtr& p = t.storage().data_ptr();
-  auto* s = is_tpu_storage(p) ? static_cast<StorageState*>(p.get_context()) : nullptr;
-  // A tpu tensor over foreign memory (torch.from_dlpack or asarray of a
-  // DLPack capsule exported from a tpu tensor, from_blob) has no device
-  // content: an error at its use, never a read of a foreign pointer.
+  if (is_tpu_storage(p)) return *static_cast<StorageState*>(p.get_context());
+  // A tpu tensor over a pointer it does not own: torch.from_dlpack or
+  // asarray of a DLPack capsule of a tpu tensor, which holds that tensor
+  // alive. Its pointer names the storage, which it shares (an alias, as
+  // DLPack promises). Any other pointer has no device content: an error at
+  // its use, never a read of foreign memory.
+  auto [s, offset] = StorageState::at_address(p.get());
   TORCH_CHECK(s,
-              "this tpu tensor has no tpu storage: it was built on a data pointer (a DLPack capsule or from_blob), "
-              "which the tpu device cannot import; exchange data through tensor.cpu() instead");
+              "this tpu tensor has no tpu storage: it was built on a data pointer (from_blob, or a DLPack capsule "
+              "of another library) that the tpu device cannot import; exchange data through tensor.cpu() instead");
+  TORCH_CHECK(offset == 0,
+              "this tpu tensor imports a DLPack capsule of a tpu view that starts inside its storage (byte ", offset,
+              "); export the whole tensor (its base) and take the view after the import");
   return *s;
 }
 

@@ -43,7 +43,11 @@ struct ViewCopy : ContentView {
   std::shared_ptr<engine::Slot> copy;
 };
 
-// What a tpu storage's DataPtr points at (aten/device.cc's allocator).
+// What a tpu storage's DataPtr holds as its context (aten/device.cc's
+// allocator). The DataPtr's pointer is address(): a tag, never dereferenced,
+// holding the storage's id above bit 40 and a byte offset below, so the
+// pointer of any byte of a storage names it (a DLPack capsule of a tpu
+// tensor carries such a pointer back in).
 struct StorageState {
   // The current content: a flat 1-D value, empty until first written
   // (reads as zeros).
@@ -59,7 +63,12 @@ struct StorageState {
   // The state holds itself until its storage is freed (release()), so
   // the cell's weak references expire with the storage.
   std::shared_ptr<StorageState> self;
+  // The storage's id among live storages (from 1; reused after release).
+  uint64_t id = 0;
+  void* address() const;
   static StorageState* make(size_t nbytes);
+  // The live storage whose address range holds p, and p's byte offset in it.
+  static std::pair<StorageState*, size_t> at_address(const void* p);
   static void release(void* state);
 };
 

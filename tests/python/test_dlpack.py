@@ -1,6 +1,7 @@
 """DLPack and tpu tensors: tpu memory is not addressable by other libraries,
-so every DLPack route either reports that clearly or goes through the CPU;
-none may crash the process or name a wrong device."""
+so every route to another library either reports that clearly or goes
+through the CPU; a capsule of a tpu tensor imported back into torch is an
+alias of it. None may crash the process or name a wrong device."""
 import subprocess
 import sys
 
@@ -20,6 +21,28 @@ def test_dlpack_device_is_refused():
         torch.from_dlpack(t)
     with pytest.raises((ValueError, RuntimeError, BufferError, TypeError)):
         np.from_dlpack(t)
+
+
+def test_a_capsule_imported_back_aliases_the_tensor():
+    x = torch.randn(4, 5)
+    t = x.to(TPU)
+    for imp in (torch.from_dlpack, torch.asarray):
+        a = imp(to_dlpack(t))
+        assert a.device == t.device and a.data_ptr() == t.data_ptr()
+        torch.testing.assert_close(a.cpu(), t.cpu())
+    # Writes through either are seen by the other, as DLPack promises.
+    a.add_(1)
+    torch.testing.assert_close(t.cpu(), x + 1)
+    t[0] = 0
+    torch.testing.assert_close(a.cpu()[0], torch.zeros(5))
+    # asarray(copy=True) copies.
+    c = torch.asarray(to_dlpack(t), copy=True)
+    assert c.data_ptr() != t.data_ptr()
+    c.zero_()
+    assert t.cpu().abs().sum() > 0
+    # A view that starts inside its storage is refused with a way out.
+    with pytest.raises(RuntimeError, match="export the whole tensor"):
+        torch.from_dlpack(to_dlpack(t[1])).cpu()
 
 
 def test_through_cpu_matches():
