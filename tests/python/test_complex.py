@@ -249,6 +249,7 @@ _SPECIAL_VALUE_FNS = {
     "sigmoid": torch.sigmoid, "sinh": torch.sinh, "cosh": torch.cosh, "tanh": torch.tanh, "sin": torch.sin,
     "cos": torch.cos, "tan": torch.tan, "sgn": torch.sgn, "abs": torch.abs, "asin": torch.asin, "acos": torch.acos,
     "atan": torch.atan, "asinh": torch.asinh, "acosh": torch.acosh, "atanh": torch.atanh,
+    "silu": torch.nn.functional.silu,
     "pow_2.5": lambda z: torch.pow(z, 2.5), "pow_-3": lambda z: torch.pow(z, -3), "pow_0.5": lambda z: z ** 0.5,
     "pow_-1": lambda z: z ** -1, "pow_-2": lambda z: z ** -2, "pow_tensor": lambda z: torch.pow(z, _tame(z).flip(0)),
 }

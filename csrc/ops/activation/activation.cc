@@ -45,8 +45,10 @@ Value math(Builder& b, Activation op, Value x) {
       return b.div(relu6_(b, b.add(x, constant_like(b, 3, x))), constant_like(b, 6, x));
     case Activation::Hardswish:
       return b.div(b.mul(x, relu6_(b, b.add(x, constant_like(b, 3, x)))), constant_like(b, 6, x));
-    case Activation::Silu:
-      return b.div(x, b.add(constant_like(b, 1, x), exponential(b, b.unary("negate", x))));
+    case Activation::Silu: {
+      Value den = b.add(constant_like(b, 1, x), exponential(b, b.unary("negate", x)));
+      return shlo::is_complex(x.dtype()) ? divide_c10(b, x, den) : b.div(x, den);
+    }
     case Activation::Mish:
       return b.mul(x, tanh_softplus(b, x));
     case Activation::Gelu:

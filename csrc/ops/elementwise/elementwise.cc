@@ -231,25 +231,32 @@ Value scale_parts(Builder& b, Value z, double a) {
   return make_complex(b, b.mul(re, constant_like(b, a, re)), b.mul(im, constant_like(b, a, im)));
 }
 
-// 1 / z by PyTorch's c10::complex division (scaled by the larger part):
-// 1 / (0 + 0i) is (inf, NaN) and 1 / (inf + inf i) is NaN, as on the CPU.
-Value reciprocal_c(Builder& b, Value z) {
+}  // namespace
+
+// n / z by PyTorch's c10::complex division (scaled by the larger part of
+// z): 1 / (0 + 0i) is (inf, NaN) and 1 / (inf + inf i) is NaN, as on the CPU.
+Value divide_c10(Builder& b, Value n, Value z) {
+  Value a = real_part(b, n), bi = imag_part(b, n);
   Value c = real_part(b, z), d = imag_part(b, z);
-  Value one = constant_like(b, 1, c), zero = constant_like(b, 0, c);
+  Value one = constant_like(b, 1, c);
   Value ac = b.unary("abs", c), ad = b.unary("abs", d);
   Value c_major = compare_to(b, Cmp::GE, ac, ad);
-  // |c| >= |d|: rat = d / c, scl = 1 / (c + d rat), (1 + 0 rat) scl, (0 - rat) scl.
+  // |c| >= |d|: rat = d / c, scl = 1 / (c + d rat), ((a + b rat) scl, (b - a rat) scl).
   Value rat1 = b.div(d, c), scl1 = b.div(one, b.add(c, b.mul(d, rat1)));
-  Value re1 = b.mul(b.add(one, b.mul(zero, rat1)), scl1), im1 = b.mul(b.sub(zero, rat1), scl1);
-  // Both zero: 1 / |c| and 0 / |d|.
+  Value re1 = b.mul(b.add(a, b.mul(bi, rat1)), scl1), im1 = b.mul(b.sub(bi, b.mul(a, rat1)), scl1);
+  // Both zero: (a / |c|, b / |d|).
   Value both_zero = logical_and(b, compare_to(b, Cmp::EQ, ac, 0.0), compare_to(b, Cmp::EQ, ad, 0.0));
-  re1 = b.select(both_zero, b.div(one, ac), re1);
-  im1 = b.select(both_zero, b.div(zero, ad), im1);
-  // |c| < |d|: rat = c / d, scl = 1 / (d + c rat), (rat + 0) scl, (0 rat - 1) scl.
+  re1 = b.select(both_zero, b.div(a, ac), re1);
+  im1 = b.select(both_zero, b.div(bi, ad), im1);
+  // |c| < |d|: rat = c / d, scl = 1 / (d + c rat), ((a rat + b) scl, (b rat - a) scl).
   Value rat2 = b.div(c, d), scl2 = b.div(one, b.add(d, b.mul(c, rat2)));
-  Value re2 = b.mul(b.add(rat2, zero), scl2), im2 = b.mul(b.sub(b.mul(zero, rat2), one), scl2);
+  Value re2 = b.mul(b.add(b.mul(a, rat2), bi), scl2), im2 = b.mul(b.sub(b.mul(bi, rat2), a), scl2);
   return make_complex(b, b.select(c_major, re1, re2), b.select(c_major, im1, im2));
 }
+
+namespace {
+
+Value reciprocal_c(Builder& b, Value z) { return divide_c10(b, constant_like(b, 1, z), z); }
 
 // log |z| + i arg z where a part is infinite or NaN (C's clog: an infinite
 // part gives +inf beside a NaN), XLA's log elsewhere.

@@ -77,6 +77,10 @@ Value binary(Builder& b, Binary op, Value x, Value y);
 // x ** e for the exponents PyTorch's CPU kernel special-cases (2, 3, 0.5,
 // -0.5, -1, -2), as multiplies and roots; floating x.
 Value pow_special(Builder& b, Value x, double e);
+// n / z for complex values as PyTorch's c10::complex divides (scaled by the
+// larger part of z), with its special values: the CPU's complex kernels
+// that divide (reciprocal, sigmoid, silu) give these.
+Value divide_c10(Builder& b, Value n, Value z);
 
 Value compare(Builder& b, shlo::Cmp dir, Value x, Value y);
 
