@@ -67,7 +67,8 @@ struct Structured final : Meta {
   static std::vector<int64_t> format_strides(at::IntArrayRef sizes, const at::TensorOptions& options) {
     auto format = options.memory_format_opt();
     if (format == at::MemoryFormat::ChannelsLast && sizes.size() == 4) return c10::get_channels_last_strides_2d(sizes);
-    if (format == at::MemoryFormat::ChannelsLast3d && sizes.size() == 5) return c10::get_channels_last_strides_3d(sizes);
+    if (format == at::MemoryFormat::ChannelsLast3d && sizes.size() == 5)
+      return c10::get_channels_last_strides_3d(sizes);
     return {};
   }
 
