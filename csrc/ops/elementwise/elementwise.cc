@@ -224,6 +224,12 @@ Value math(Builder& b, Unary op, Value x) {
 
 Value is_inf_part(Builder& b, Value p) { return compare_to(b, Cmp::EQ, b.unary("abs", p), kInf); }
 
+// mag with the sign bit of sign (C's copysign for a non-negative mag; -0
+// and NaNs' sign bits count).
+Value signed_like(Builder& b, Value mag, Value sign) {
+  return b.select(signbit_(b, sign), b.unary("negate", mag), mag);
+}
+
 // a * p for each part of z (a real factor: an infinite part stays infinite
 // where a complex multiply would make its partner NaN).
 Value scale_parts(Builder& b, Value z, double a) {
@@ -271,18 +277,16 @@ Value log_c(Builder& b, Value z) {
 Value sqrt_c(Builder& b, Value z) {
   Value re = real_part(b, z), im = imag_part(b, z);
   Value inf = constant_like(b, kInf, re), zero = constant_like(b, 0, re), nan = constant_like(b, kNaN, re);
-  auto copysign = [&](Value mag, Value sign) { return b.select(signbit_(b, sign), b.unary("negate", mag), mag); };
   // The root's imaginary part takes y's sign, -0 included (the branch cut
   // as C's csqrt), where XLA's sqrt of -2 - 0i gives +1.41i.
   Value r = b.unary("sqrt", z);
-  r = make_complex(b, real_part(b, r), copysign(b.unary("abs", imag_part(b, r)), im));
-  Value any_nan = logical_or(b, is_nan(b, re), is_nan(b, im));
-  r = b.select(any_nan, make_complex(b, nan, nan), r);
+  r = make_complex(b, real_part(b, r), signed_like(b, b.unary("abs", imag_part(b, r)), im));
+  r = b.select(is_nan(b, z), make_complex(b, nan, nan), r);
   Value pos_inf = compare_to(b, Cmp::EQ, re, kInf), neg_inf = compare_to(b, Cmp::EQ, re, -kInf);
   // +inf + iy: (inf, 0 signed like y), or (inf, NaN) for a NaN y.
-  r = b.select(pos_inf, make_complex(b, inf, b.select(is_nan(b, im), nan, copysign(zero, im))), r);
+  r = b.select(pos_inf, make_complex(b, inf, b.select(is_nan(b, im), nan, signed_like(b, zero, im))), r);
   // -inf + iy: (0, inf signed like y), or (NaN, inf) for a NaN y.
-  r = b.select(neg_inf, make_complex(b, b.select(is_nan(b, im), nan, zero), copysign(inf, im)), r);
+  r = b.select(neg_inf, make_complex(b, b.select(is_nan(b, im), nan, zero), signed_like(b, inf, im)), r);
   // x +- i inf: (inf, +-inf) whatever x is, NaN included.
   return b.select(is_inf_part(b, im), make_complex(b, inf, im), r);
 }
@@ -303,7 +307,6 @@ Value is_finite_part(Builder& b, Value p) { return b.op1(hlo::kIsFinite, {p}, {D
 Value hyperbolic_c(Builder& b, Unary op, Value z) {
   Value x = real_part(b, z), y = imag_part(b, z);
   Value zero = constant_like(b, 0, x), nan = constant_like(b, kNaN, x);
-  auto copysign = [&](Value mag, Value sign) { return b.select(signbit_(b, sign), b.unary("negate", mag), mag); };
   Value x_zero = compare_to(b, Cmp::EQ, x, 0.0), y_zero = compare_to(b, Cmp::EQ, y, 0.0);
   Value x_inf = is_inf_part(b, x), y_finite = is_finite_part(b, y);
   Value special =
@@ -321,7 +324,8 @@ Value hyperbolic_c(Builder& b, Unary op, Value z) {
     xla = b.op1("chlo.sinh", {z}, z.type);
   } else if (op == Unary::Cosh) {
     re = b.mul(ch, cs);
-    im = b.select(logical_or(b, x_zero, y_zero), b.mul(copysign(zero, x), copysign(zero, y)), b.mul(sh, sn));
+    im =
+        b.select(logical_or(b, x_zero, y_zero), b.mul(signed_like(b, zero, x), signed_like(b, zero, y)), b.mul(sh, sn));
     Value inf_x = logical_and(b, x_inf, logical_not(b, y_finite));
     re = b.select(inf_x, b.unary("abs", x), re);
     im = b.select(inf_x, nan, im);
@@ -332,8 +336,8 @@ Value hyperbolic_c(Builder& b, Unary op, Value z) {
     re = b.select(x_zero, x, b.select(y_zero, b.unary("tanh", x), b.div(b.op1("chlo.sinh", {two_x}, x.type), den)));
     im = b.select(y_zero, y, b.select(x_zero, b.unary("tan", y), b.div(b.unary("sine", two_y), den)));
     // x infinite: (sign x, 0 signed like sin 2y) for finite y, (sign x, +-0) otherwise.
-    Value one = copysign(constant_like(b, 1, x), x);
-    Value zero_im = b.select(y_finite, copysign(zero, b.unary("sine", two_y)), copysign(zero, y));
+    Value one = signed_like(b, constant_like(b, 1, x), x);
+    Value zero_im = b.select(y_finite, signed_like(b, zero, b.unary("sine", two_y)), signed_like(b, zero, y));
     re = b.select(x_inf, one, re);
     im = b.select(x_inf, zero_im, im);
     xla = b.unary("tanh", z);
@@ -348,12 +352,11 @@ Value multiply_c99(Builder& b, Value z, Value w) {
   Value a = real_part(b, z), bi = imag_part(b, z), c = real_part(b, w), d = imag_part(b, w);
   Value ac = b.mul(a, c), bd = b.mul(bi, d), ad = b.mul(a, d), bc = b.mul(bi, c);
   Value x = b.sub(ac, bd), y = b.add(ad, bc);
-  auto copysign = [&](Value mag, Value sign) { return b.select(signbit_(b, sign), b.unary("negate", mag), mag); };
   Value one = constant_like(b, 1, a), zero = constant_like(b, 0, a);
   // An infinite part becomes +-1, a finite one +-0; NaN parts of the other
   // operand become +-0.
-  auto unit = [&](Value p) { return copysign(b.select(is_inf_part(b, p), one, zero), p); };
-  auto nan_to_zero = [&](Value p) { return b.select(is_nan(b, p), copysign(zero, p), p); };
+  auto unit = [&](Value p) { return signed_like(b, b.select(is_inf_part(b, p), one, zero), p); };
+  auto nan_to_zero = [&](Value p) { return b.select(is_nan(b, p), signed_like(b, zero, p), p); };
   Value z_inf = logical_or(b, is_inf_part(b, a), is_inf_part(b, bi));
   Value w_inf = logical_or(b, is_inf_part(b, c), is_inf_part(b, d));
   Value a2 = b.select(z_inf, unit(a), b.select(w_inf, nan_to_zero(a), a));
@@ -409,7 +412,7 @@ Value log1p_c(Builder& b, Value z) {
 // cacos z = pi/2 - casin z); XLA's functions elsewhere.
 struct Parts {
   Value x, y;            // the parts
-  Value x_nan, y_nan;    // NaN
+  Value x_nan;           // NaN
   Value x_inf, y_inf;    // infinite
   Value x_fin, y_fin;    // finite
   Value x_zero, y_zero;  // +-0
@@ -422,7 +425,6 @@ Parts parts_of(Builder& b, Value z) {
   p.x = real_part(b, z);
   p.y = imag_part(b, z);
   p.x_nan = is_nan(b, p.x);
-  p.y_nan = is_nan(b, p.y);
   p.x_inf = is_inf_part(b, p.x);
   p.y_inf = is_inf_part(b, p.y);
   p.x_fin = is_finite_part(b, p.x);
@@ -438,18 +440,17 @@ Value inverse_c(Builder& b, Unary op, Value z) {
   Parts p = parts_of(b, z);
   Value zero = constant_like(b, 0, p.x), nan = constant_like(b, kNaN, p.x), inf = constant_like(b, kInf, p.x);
   auto k = [&](double v) { return constant_like(b, v, p.x); };
-  auto copysign = [&](Value mag, Value sign) { return b.select(signbit_(b, sign), b.unary("negate", mag), mag); };
   auto sel = [&](Value c, Value t, Value f) { return b.select(c, t, f); };
   Value re, im, xla;
   switch (op) {
     case Unary::Asinh: {
       // y infinite: (inf signed like x, NaN for a NaN x, else pi/2 or pi/4 signed like y).
-      Value re_yinf = copysign(inf, p.x);
-      Value im_yinf = sel(p.x_nan, nan, copysign(sel(p.x_fin, k(kPi / 2), k(kPi / 4)), p.y));
+      Value re_yinf = signed_like(b, inf, p.x);
+      Value im_yinf = sel(p.x_nan, nan, signed_like(b, sel(p.x_fin, k(kPi / 2), k(kPi / 4)), p.y));
       // x infinite or NaN: (x, 0 signed like y where x is infinite beside a
       // finite y or NaN beside a zero y, else NaN).
       Value zero_im = logical_or(b, logical_and(b, p.x_inf, p.y_fin), logical_and(b, p.x_nan, p.y_zero));
-      Value im_x = sel(zero_im, copysign(zero, p.y), nan);
+      Value im_x = sel(zero_im, signed_like(b, zero, p.y), nan);
       re = sel(p.y_inf, re_yinf, sel(p.x_fin, nan, p.x));
       im = sel(p.y_inf, im_yinf, sel(p.x_fin, nan, im_x));
       xla = b.op1("chlo.asinh", {z}, z.type);
@@ -458,30 +459,31 @@ Value inverse_c(Builder& b, Unary op, Value z) {
     case Unary::Acosh: {
       Value x_neg = signbit_(b, p.x);
       Value im_yinf =
-          sel(p.x_nan, nan, copysign(sel(p.x_inf, sel(x_neg, k(3 * kPi / 4), k(kPi / 4)), k(kPi / 2)), p.y));
-      Value im_xinf = sel(p.y_fin, copysign(sel(x_neg, k(kPi), zero), p.y), nan);
+          sel(p.x_nan, nan, signed_like(b, sel(p.x_inf, sel(x_neg, k(3 * kPi / 4), k(kPi / 4)), k(kPi / 2)), p.y));
+      Value im_xinf = sel(p.y_fin, signed_like(b, sel(x_neg, k(kPi), zero), p.y), nan);
       Value im_rest = sel(p.x_zero, k(kPi / 2), nan);  // a finite x beside a NaN y, or a NaN x
       Value re_special = sel(logical_or(b, p.y_inf, p.x_inf), inf, nan);
       Value im_special = sel(p.y_inf, im_yinf, sel(p.x_inf, im_xinf, im_rest));
       // Both zero: (0, pi/2 signed like y).
       re = sel(p.zeros, zero, re_special);
-      im = sel(p.zeros, copysign(k(kPi / 2), p.y), im_special);
+      im = sel(p.zeros, signed_like(b, k(kPi / 2), p.y), im_special);
       xla = b.op1("chlo.acosh", {z}, z.type);
       break;
     }
     case Unary::Atanh: {
-      Value re_special = sel(logical_or(b, p.y_inf, logical_or(b, p.x_inf, p.x_zero)), copysign(zero, p.x), nan);
-      Value im_x = sel(p.y_fin, copysign(k(kPi / 2), p.y), nan);
-      Value im_special = sel(p.y_inf, copysign(k(kPi / 2), p.y), sel(logical_or(b, p.x_inf, p.x_zero), im_x, nan));
+      Value re_special = sel(logical_or(b, p.y_inf, logical_or(b, p.x_inf, p.x_zero)), signed_like(b, zero, p.x), nan);
+      Value im_x = sel(p.y_fin, signed_like(b, k(kPi / 2), p.y), nan);
+      Value im_special =
+          sel(p.y_inf, signed_like(b, k(kPi / 2), p.y), sel(logical_or(b, p.x_inf, p.x_zero), im_x, nan));
       re = sel(p.zeros, p.x, re_special);
       im = sel(p.zeros, p.y, im_special);
       xla = b.op1("chlo.atanh", {z}, z.type);
       break;
     }
     case Unary::Atan: {
-      Value re_special =
-          sel(p.x_inf, copysign(k(kPi / 2), p.x), sel(p.y_inf, sel(p.x_fin, copysign(k(kPi / 2), p.x), nan), nan));
-      Value im_special = sel(logical_or(b, logical_or(b, p.x_inf, p.y_inf), p.y_zero), copysign(zero, p.y), nan);
+      Value re_special = sel(p.x_inf, signed_like(b, k(kPi / 2), p.x),
+                             sel(p.y_inf, sel(p.x_fin, signed_like(b, k(kPi / 2), p.x), nan), nan));
+      Value im_special = sel(logical_or(b, logical_or(b, p.x_inf, p.y_inf), p.y_zero), signed_like(b, zero, p.y), nan);
       re = sel(p.zeros, p.x, re_special);
       im = sel(p.zeros, p.y, im_special);
       // XLA has no complex atan: -i atanh(iz).
@@ -495,8 +497,8 @@ Value inverse_c(Builder& b, Unary op, Value z) {
   // a -0 part selects the side: each of these is conjugate-symmetric, and
   // all but acosh are odd (acosh's real part is never negative).
   Value xr = real_part(b, xla), xi = imag_part(b, xla);
-  xi = copysign(b.unary("abs", xi), p.y);
-  if (op != Unary::Acosh) xr = copysign(b.unary("abs", xr), p.x);
+  xi = signed_like(b, b.unary("abs", xi), p.y);
+  if (op != Unary::Acosh) xr = signed_like(b, b.unary("abs", xr), p.x);
   if (op == Unary::Asinh) {  // casinh(+-0 + +-0i) is z itself
     re = sel(p.zeros, p.x, re);
     im = sel(p.zeros, p.y, im);
@@ -522,8 +524,7 @@ Value acos_c(Builder& b, Value z) {
   Value edge = make_complex(b, re, b.unary("negate", imag_part(b, s)));
   // Conjugate-symmetric: the imaginary part's sign is the opposite of y's.
   Value a = b.op1("chlo.acos", {z}, z.type);
-  Value ai = imag_part(b, a), mag = b.unary("abs", ai);
-  ai = b.select(signbit_(b, p.y), mag, b.unary("negate", mag));
+  Value ai = signed_like(b, b.unary("abs", imag_part(b, a)), b.unary("negate", p.y));
   return b.select(logical_or(b, p.special, p.zeros), edge, make_complex(b, real_part(b, a), ai));
 }
 
@@ -737,10 +738,8 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
       Value zero = t == DType::PRED ? b.unary("not", x) : compare_to(b, Cmp::EQ, x, 0.0);
       return b.select(zero, y, b.convert(pos, t));
     }
-    case Binary::Copysign: {
-      Value a = b.unary("abs", x);
-      return b.select(signbit_(b, y), b.unary("negate", a), a);
-    }
+    case Binary::Copysign:
+      return signed_like(b, b.unary("abs", x), y);
     default:
       break;
   }
