@@ -719,7 +719,18 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
       // sign of Re y, and infinite parts follow e^'s rules, where XLA's
       // power gives NaN.
       if (shlo::is_complex(t)) return exponential(b, multiply_c99(b, y, log_c(b, x)));
-      return fl ? from_opmath(b, b.binary("power", to_opmath(b, x), to_opmath(b, y)), t) : b.binary("power", x, y);
+      if (fl) return from_opmath(b, b.binary("power", to_opmath(b, x), to_opmath(b, y)), t);
+      if (shlo::is_unsigned_int(t) || t == DType::PRED) return b.binary("power", x, y);
+      {
+        // A negative exponent is written out: XLA's emitters disagree on
+        // it (XLA:CPU's classic one gives 0 for a base of -1).
+        Value one = constant_like(b, 1, x), zero = constant_like(b, 0, x);
+        Value odd = compare_to(b, Cmp::NE, b.binary("remainder", y, constant_like(b, 2, y)), 0.0);
+        Value minus_one = b.select(odd, constant_like(b, -1, x), one);
+        Value negative =
+            b.select(compare_to(b, Cmp::EQ, x, 1.0), one, b.select(compare_to(b, Cmp::EQ, x, -1.0), minus_one, zero));
+        return b.select(compare_to(b, Cmp::LT, y, 0.0), negative, b.binary("power", x, b.max(y, zero)));
+      }
     case Binary::Fmod:
       return fl ? from_opmath(b, b.binary("remainder", to_opmath(b, x), to_opmath(b, y)), t)
                 : b.binary("remainder", x, y);
