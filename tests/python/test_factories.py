@@ -174,6 +174,29 @@ def test_logspace(dtype):
             exact(a, e)
 
 
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_logspace(dtype):
+    # Random complex ends: the exponents are out's dtype, the powers double.
+    for _ in range(6):
+        start = complex(random.uniform(-3, 3), random.uniform(-4, 4))
+        end = complex(random.uniform(-3, 3), random.uniform(-4, 4))
+        steps, base = random.randint(2, 40), random.choice([2.0, 10.0, 3.5])
+        e = torch.logspace(start, end, steps, base=base, dtype=dtype)
+        a = torch.logspace(start, end, steps, base=base, dtype=dtype, device=TPU)
+        rtol = {torch.complex64: 1e-5, torch.complex128: 1e-12}[dtype]
+        assert_close(a, e, atol=rtol * float(e.abs().max()), rtol=rtol)
+
+
+@pytest.mark.parametrize("fn", [lambda out: torch.linspace(1, 10, 10, out=out),
+                                lambda out: torch.logspace(1, 10, 10, out=out),
+                                lambda out: torch.arange(10.0, out=out)], ids=["linspace", "logspace", "arange"])
+def test_ranges_refuse_an_overlapping_out(fn):
+    # As on the CPU: an expanded out would hold one value for many.
+    for device in ("cpu", TPU):
+        with pytest.raises(RuntimeError, match="unsupported operation"):
+            fn(torch.rand(1, device=device).expand(10))
+
+
 # ---------------------------------------------------------------- eye
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int64, torch.bool, torch.float16])

@@ -4,6 +4,7 @@
 // operands, rounded on the host the way PyTorch's CPU kernels round them.
 #include <ATen/AccumulateType.h>
 #include <ATen/Dispatch.h>
+#include <ATen/MemoryOverlap.h>
 #include <ATen/native/RangeUtils.h>
 
 #include <cmath>
@@ -22,7 +23,12 @@ using Vals = std::vector<shlo::Value>;
 // Resizes a range factory's out= tensor to n elements, warning like PyTorch
 // when a non-empty out had another size.
 void resize_range_out(at::Tensor& out, int64_t n) {
-  if (out.numel() == n) return;
+  if (out.numel() == n) {
+    // As the CPU's kernels: each element is written once (an expanded
+    // out would get one value for many).
+    at::assert_no_internal_overlap(out);
+    return;
+  }
   if (out.numel() > 0)
     TORCH_WARN("The number of elements in the out tensor of shape ", out.sizes(), " is ", out.numel(),
                " which does not match the computed number of elements ", n,
@@ -191,7 +197,14 @@ at::Tensor& logspace_out(const at::Scalar& start, const at::Scalar& end, int64_t
   resize_range_out(out, steps);
   if (steps == 0) return out;
   if (steps == 1) return out.fill_(std::pow(base, start.to<double>()));
-  TORCH_CHECK(!out.is_complex(), "logspace is not supported for complex tensors on the tpu device");
+  if (out.is_complex()) {
+    // As the CPU computes it: the exponents are the linspace between the
+    // ends in out's dtype, raised in double precision.
+    at::Tensor e = at::linspace(start, end, steps, out.options());
+    at::ScalarType wide = f64_supported() ? at::kComplexDouble : at::kComplexFloat;
+    out.copy_(at::pow(base, e.to(wide)).view(out.sizes()));
+    return out;
+  }
   RangeParams p;
   shlo::DType d = to_shlo(out.scalar_type());
   shlo::DType c = d == shlo::DType::F64 || !shlo::is_float(d) ? wide_float() : shlo::DType::F32;
