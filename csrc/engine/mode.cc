@@ -4,6 +4,7 @@
 #include <cstdlib>
 #include <mutex>
 #include <stdexcept>
+#include <unordered_map>
 #include <vector>
 
 #include "engine/checks.h"
@@ -115,13 +116,55 @@ void flush_async(bool quietly = false) {
     enqueue(std::move(refs));
 }
 
+// The values one kernel committed, in programs: values whose deferred
+// graphs share a node are computed by one program. An op with several
+// results (attention's output and its log-sum-exp, a norm's output and
+// statistics, sort's values and indices) is then computed once, not once
+// per result; unrelated values keep a program each, so each keeps the key
+// it has alone. In commit order by each program's first value.
+std::vector<std::vector<Ref>> programs_of(std::vector<Ref>& held) {
+  const size_t n = held.size();
+  std::vector<size_t> root(n);
+  for (size_t i = 0; i < n; ++i) root[i] = i;
+  auto find = [&](size_t i) {
+    while (root[i] != i) i = root[i] = root[root[i]];
+    return i;
+  };
+  if (n > 1) {
+    // The launch queue may be materializing (and trimming) these graphs.
+    auto lock = lock_graph();
+    std::unordered_map<const Node*, size_t> reached;  // deferred node -> the first value reaching it
+    std::vector<const Node*> stack;
+    for (size_t i = 0; i < n; ++i) {
+      stack.assign(1, held[i].node.get());
+      while (!stack.empty()) {
+        const Node* node = stack.back();
+        stack.pop_back();
+        if (node->materialized()) continue;
+        auto [it, fresh] = reached.emplace(node, i);
+        if (!fresh) {
+          root[find(i)] = find(it->second);
+          continue;
+        }
+        for (const Ref& in : node->inputs) stack.push_back(in.node.get());
+      }
+    }
+  }
+  std::vector<std::vector<Ref>> programs;
+  std::unordered_map<size_t, size_t> program_of;  // root -> its index in programs
+  for (size_t i = 0; i < n; ++i) {
+    auto [it, fresh] = program_of.emplace(find(i), programs.size());
+    if (fresh) programs.emplace_back();
+    programs[it->second].push_back(std::move(held[i]));
+  }
+  return programs;
+}
+
 // Queues what the calling thread's running kernel holds back: anything it
 // waits for must include its own earlier writes.
 void release_held() {
   if (t_held.empty()) return;
-  std::vector<std::vector<Ref>> programs;
-  programs.reserve(t_held.size());
-  for (Ref& r : t_held) programs.push_back({std::move(r)});
+  std::vector<std::vector<Ref>> programs = programs_of(t_held);
   t_held.clear();
   enqueue_quietly(std::move(programs));
 }

@@ -5,6 +5,7 @@ import threading
 
 import pytest
 import torch
+import torch.nn.functional as F
 
 import torch_pjrt
 from conftest import TPU, assert_close
@@ -60,6 +61,29 @@ def test_outputs_of_one_op_read_together_later():
     wv, wi = x.max(1)
     for g, w in zip(got, (want_v * 3 + want_m, wv + wi.float() * 0.5, want_v - want_m)):
         assert_close(g, w)
+
+
+@pytest.mark.once("sets the eager modes it checks itself")
+def test_strict_computes_the_results_of_one_op_in_one_program(restore_mode):
+    """An op with several results (a norm's output and statistics,
+    attention's output and log-sum-exp: F.scaled_dot_product_attention runs
+    the fused op that returns both) is one program in strict mode, not one
+    per result each computing the op again."""
+    torch_pjrt.set_eager_mode("strict")
+    n = torch.randint(40, 90, ()).item()  # a fresh shape: its programs compile here
+    x, q, kv = torch.randn(n, 37), torch.randn(1, 2, 3, 16), torch.randn(1, 2, n, 16)
+    cases = [(lambda x: torch.ops.aten.native_layer_norm(x, [37], None, None, 1e-5), (x,)),
+             (lambda q, kv: F.scaled_dot_product_attention(q, kv, kv, scale=0.3), (q, kv))]
+    for fn, args in cases:
+        on_tpu = [a.to(TPU) for a in args]
+        torch.tpu.synchronize()
+        before = torch_pjrt.cache_stats()["misses"]
+        got = fn(*on_tpu)
+        torch.tpu.synchronize()
+        assert torch_pjrt.cache_stats()["misses"] - before == 1
+        want = fn(*args)
+        for g, w in zip(got if isinstance(got, tuple) else (got,), want if isinstance(want, tuple) else (want,)):
+            assert_close(g, w, atol=1e-5, rtol=1e-5)
 
 
 @pytest.mark.once("sets the eager modes it checks itself")
