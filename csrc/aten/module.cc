@@ -106,16 +106,15 @@ PYBIND11_MODULE(_C, m) {
   });
   m.def("_init_distributed", [](py::module_ self) { tpu::init_distributed(self); });
   m.def("_cache_stats", [] {
-    if (!engine::Runtime::initialized())
-      return py::dict(py::arg("hits") = 0, py::arg("disk_hits") = 0, py::arg("misses") = 0,
-                      py::arg("quick_compiles") = 0, py::arg("compile_seconds") = 0.0, py::arg("entries") = 0,
-                      py::arg("evictions") = 0, py::arg("corrupt_entries") = 0, py::arg("dir") = std::string());
-    auto& rt = engine::Runtime::get();
-    auto s = rt.cache_stats();
+    const bool on = engine::Runtime::initialized();
+    engine::CacheStats s = on ? engine::Runtime::get().cache_stats() : engine::CacheStats{};
     return py::dict(py::arg("hits") = s.hits, py::arg("disk_hits") = s.disk_hits, py::arg("misses") = s.misses,
-                    py::arg("quick_compiles") = s.quick_compiles, py::arg("compile_seconds") = s.compile_seconds,
-                    py::arg("entries") = s.entries, py::arg("evictions") = s.evictions,
-                    py::arg("corrupt_entries") = s.corrupt_entries, py::arg("dir") = rt.cache_dir());
+                    py::arg("light_compiles") = s.light_compiles, py::arg("quick_compiles") = s.quick_compiles,
+                    py::arg("compile_seconds") = s.compile_seconds,
+                    py::arg("light_compile_seconds") = s.light_compile_seconds,
+                    py::arg("quick_compile_seconds") = s.quick_compile_seconds, py::arg("entries") = s.entries,
+                    py::arg("evictions") = s.evictions, py::arg("corrupt_entries") = s.corrupt_entries,
+                    py::arg("dir") = on ? engine::Runtime::get().cache_dir() : std::string());
   });
   m.def("_reset_cache_stats", [] {
     if (engine::Runtime::initialized()) engine::Runtime::get().reset_cache_stats();

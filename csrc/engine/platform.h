@@ -33,14 +33,15 @@ struct PlatformPolicy {
   // matmul, slower than XLA:CPU's own dots (`python -m torch_pjrt bench`:
   // fused training step and batch-64 decode).
   bool xnnpack_off = false;
-  // Small programs may compile at the backend's lowest optimization level
-  // (TORCH_PJRT_QUICK_COMPILE_ELEMENTS, off by default): XLA:CPU spends a
-  // quarter of a small program's compile in LLVM's optimizations, which
-  // save little on arrays of a few thousand elements (a cold generate() of
-  // a tiny Llama: 337 programs, 16 s -> 12 s; decoding tokens/s within
-  // noise). Off by default because that level fuses no multiply-add, where
-  // PyTorch's CPU kernels do: linspace and similar ops then differ from the
-  // CPU in a last bit (level 1 fuses them but saves nothing measurable).
+  // Small programs compile lighter (Runtime's compile tiers): XLA:CPU
+  // spends most of a small program's compile setting up its fusion
+  // emitters (an MLIR context and pattern sets per fusion), and its classic
+  // emitters build code as fast to run on a few thousand elements: 46 ->
+  // 28 ms per program, same bits except a last one of erf (compile counts
+  // and seconds: cache_stats(); `python -m torch_pjrt bench --cold`). The
+  // lowest optimization level on top (opt-in) saves half again but runs
+  // 3x slower past a few thousand elements and rounds tanh and rsqrt
+  // differently.
   bool quick_small_compiles = false;
 };
 

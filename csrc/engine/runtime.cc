@@ -168,9 +168,12 @@ Runtime::Runtime() : cfg_(g_cfg), capacity_(cache_capacity()), mapping_budget_(m
   // Compiler flags read by the plugins change the programs they build.
   for (const char* var : {"XLA_FLAGS", "LIBTPU_INIT_ARGS"})
     if (const char* v = std::getenv(var)) identity += std::string(";") + var + "=" + v;
-  // So does the optimization level, chosen by program size under a bound.
-  if (policy_for(client_->kind()).quick_small_compiles) quick_bound_ = env::count("TORCH_PJRT_QUICK_COMPILE_ELEMENTS");
-  identity += ";quick_compile=" + std::to_string(quick_bound_);
+  // So do the compile tiers, chosen by program size under bounds.
+  if (policy_for(client_->kind()).quick_small_compiles) {
+    light_bound_ = env::count("TORCH_PJRT_LIGHT_COMPILE_ELEMENTS");
+    quick_bound_ = env::count("TORCH_PJRT_QUICK_COMPILE_ELEMENTS");
+  }
+  identity += ";light_compile=" + std::to_string(light_bound_) + ";quick_compile=" + std::to_string(quick_bound_);
   struct stat st;
   if (stat(cfg_.plugin_path.c_str(), &st) == 0)
     identity += ";plugin_size=" + std::to_string(st.st_size) + ";plugin_mtime=" + std::to_string(st.st_mtime);
@@ -282,6 +285,16 @@ int64_t largest_array(const std::string& text) {
   return largest;
 }
 
+// The text is scanned only when a tier is on. The tiers nest: a quick
+// program is also light.
+Runtime::Tier Runtime::tier_of(const std::string& text) const {
+  if (light_bound_ <= 0 && quick_bound_ <= 0) return Tier::Full;
+  const int64_t largest = largest_array(text);
+  if (largest < 0) return Tier::Full;
+  if (largest <= quick_bound_) return Tier::Quick;
+  return largest <= light_bound_ ? Tier::Light : Tier::Full;
+}
+
 pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function<std::string()>& build,
                                      const std::function<std::string()>& what, const std::vector<int>& replicas) {
   if (log_recompiles_) {
@@ -289,14 +302,18 @@ pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function
     log_recompile(key);
   }
   std::string text = build();
-  // The text is scanned only when the bound is set (off by default).
-  const int64_t largest = quick_bound_ > 0 ? largest_array(text) : -1;
-  const bool quick = largest >= 0 && largest <= quick_bound_;
+  const Tier tier = tier_of(text);
+  // XLA:CPU's debug options (xla/debug_options_flags): its classic
+  // emitters skip the per-fusion MLIR contexts and pattern sets that are
+  // most of a small program's compile.
+  std::vector<pjrt::OptionOverride> overrides;
+  if (tier != Tier::Full) overrides.push_back({"xla_cpu_use_fusion_emitters", false});
+  if (tier == Tier::Quick) overrides.push_back({"xla_backend_optimization_level", int64_t{0}});
   const int64_t begun = timeline::on() ? timeline::now_ns() : 0;
   auto t0 = std::chrono::steady_clock::now();
   pjrt::ExecutablePtr exe;
   try {
-    exe = client_->compile(text, replicas, quick ? 0 : -1);
+    exe = client_->compile(text, replicas, overrides);
   } catch (const pjrt::Error& e) {
     throw pjrt::Error(
         "compiling " + what() + " failed: " + e.what() + (env::flag("TORCH_PJRT_DUMP_FAILED") ? "\n" + text : ""),
@@ -313,8 +330,14 @@ pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function
   }
   std::lock_guard<std::mutex> g(mu_);
   ++stats_.misses;
-  stats_.quick_compiles += quick;
   stats_.compile_seconds += secs;
+  if (tier == Tier::Light) {
+    ++stats_.light_compiles;
+    stats_.light_compile_seconds += secs;
+  } else if (tier == Tier::Quick) {
+    ++stats_.quick_compiles;
+    stats_.quick_compile_seconds += secs;
+  }
   remember(key, exe);
   return exe;
 }

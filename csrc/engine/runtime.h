@@ -20,11 +20,17 @@
 namespace engine {
 
 struct CacheStats {
-  int64_t hits = 0;            // found in memory
-  int64_t disk_hits = 0;       // loaded from the disk cache
-  int64_t misses = 0;          // compiled
-  int64_t quick_compiles = 0;  // of those, at the lowest optimization level (small programs)
+  int64_t hits = 0;       // found in memory
+  int64_t disk_hits = 0;  // loaded from the disk cache
+  int64_t misses = 0;     // compiled
+  // Of those, small programs compiled lighter (Runtime::tier_of): with
+  // XLA:CPU's classic emitters, and the smallest also at the lowest
+  // optimization level; each with its seconds.
+  int64_t light_compiles = 0;
+  int64_t quick_compiles = 0;
   double compile_seconds = 0;
+  double light_compile_seconds = 0;
+  double quick_compile_seconds = 0;
   int64_t entries = 0;
   int64_t evictions = 0;  // dropped from memory at the capacity bound
   int64_t corrupt_entries = 0;
@@ -123,10 +129,14 @@ class Runtime {
   void remember(const std::string& key, pjrt::ExecutablePtr exe);  // under mu_
   std::unique_ptr<DiskCache> disk_;
   bool log_recompiles_ = false;
-  // Programs whose largest array has at most this many elements compile at
-  // the lowest optimization level (PlatformPolicy::quick_small_compiles);
-  // 0: none.
+  // Compile tiers by the largest array a program holds, on platforms whose
+  // policy has quick_small_compiles: light (classic emitters) up to
+  // light_bound_ elements, quick (light, at the lowest optimization level
+  // too) up to quick_bound_; 0 turns a tier off.
+  enum class Tier { Full, Light, Quick };
+  int64_t light_bound_ = 0;
   int64_t quick_bound_ = 0;
+  Tier tier_of(const std::string& text) const;
   bool native_functions_ = false;
   void log_recompile(const std::string& key);
   CacheStats stats_;

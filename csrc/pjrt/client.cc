@@ -57,14 +57,17 @@ std::string replicated_options(const std::vector<int64_t>& ids) {
 }
 
 // CompileOptionsProto { env_option_overrides (7): map entry { key (1):
-// "xla_backend_optimization_level", value (2): OptionOverrideProto {
-// int_field (3) } } }. An override merges onto the plugin's own debug
-// options, where a debug_options message would replace them all; appended
-// to any options message it adds the entry (a proto's fields merge).
-std::string opt_level_override(int level) {
+// name, value (2): OptionOverrideProto { bool_field (2) | int_field (3) } } }.
+// An override merges onto the plugin's own debug options, where a
+// debug_options message would replace them all; appended to any options
+// message it adds the entry (a proto's fields merge).
+std::string option_override(const OptionOverride& o) {
   std::string value, entry, options;
-  put_field(value, 3, static_cast<uint64_t>(level));
-  put_field(entry, 1, std::string("xla_backend_optimization_level"));
+  if (const bool* b = std::get_if<bool>(&o.value))
+    put_field(value, 2, static_cast<uint64_t>(*b));
+  else
+    put_field(value, 3, static_cast<uint64_t>(std::get<int64_t>(o.value)));
+  put_field(entry, 1, o.name);
   put_field(entry, 2, value);
   put_field(options, 7, entry);
   return options;
@@ -185,7 +188,8 @@ BufferPtr Client::copy_to_device(const Buffer& b, int device) const {
   return std::make_shared<Buffer>(api_.get(), a.dst_buffer, static_cast<int64_t>(b.on_device_bytes()), device);
 }
 
-ExecutablePtr Client::compile(const std::string& mlir, const std::vector<int>& replicas, int opt_level) const {
+ExecutablePtr Client::compile(const std::string& mlir, const std::vector<int>& replicas,
+                              const std::vector<OptionOverride>& overrides) const {
   auto prog = PJRT_ARGS(PJRT_Program);
   prog.code = const_cast<char*>(mlir.data());
   prog.code_size = mlir.size();
@@ -206,7 +210,7 @@ ExecutablePtr Client::compile(const std::string& mlir, const std::vector<int>& r
   } else {
     options.assign(kCompileOptions, sizeof(kCompileOptions));
   }
-  if (opt_level >= 0) options += opt_level_override(opt_level);
+  for (const OptionOverride& o : overrides) options += option_override(o);
   a.compile_options = options.data();
   a.compile_options_size = options.size();
   api_->check(api_->raw()->PJRT_Client_Compile(&a), "compiling");

@@ -10,6 +10,7 @@
 #include <memory>
 #include <stdexcept>
 #include <string>
+#include <variant>
 #include <vector>
 
 #include "pjrt/kv_store.h"
@@ -185,6 +186,13 @@ struct ClientOptions {
 // Names point to static strings: valid as long as the vector.
 std::vector<PJRT_NamedValue> client_create_options(const ClientOptions& opts, bool cpu_device_count = true);
 
+// One compiler option set for one compile (Client::compile): an integer
+// or a boolean, by the option's name.
+struct OptionOverride {
+  std::string name;
+  std::variant<int64_t, bool> value;
+};
+
 // The client of one plugin: devices, transfers and compilation.
 class Client {
  public:
@@ -208,10 +216,11 @@ class Client {
   // than one device the program is portable: one compile serves every
   // device, chosen at each launch (Launch::on). With replicas (device
   // indices, in replica order) it is one replicated program over them, for
-  // collectives: replica i runs on replicas[i]. opt_level, when >= 0,
-  // overrides the backend's optimization level (XLA's
-  // xla_backend_optimization_level) for this program only.
-  ExecutablePtr compile(const std::string& mlir, const std::vector<int>& replicas = {}, int opt_level = -1) const;
+  // collectives: replica i runs on replicas[i]. overrides set compiler
+  // options (XLA's debug options, by name) for this program only, on top
+  // of the plugin's own.
+  ExecutablePtr compile(const std::string& mlir, const std::vector<int>& replicas = {},
+                        const std::vector<OptionOverride>& overrides = {}) const;
   ExecutablePtr deserialize(const std::string& bytes) const;
   MemoryStats memory_stats(int device = 0) const;
 

@@ -98,8 +98,11 @@ def runtime_info() -> dict:
 
 def cache_stats() -> dict:
     """Compilation cache counters: hits (in memory), disk_hits, misses
-    (compiled), quick_compiles (of those, small programs compiled at the
-    lowest optimization level), compile_seconds, entries, evictions."""
+    (compiled), compile_seconds, entries, evictions, and the compile tiers
+    of small programs (TORCH_PJRT_LIGHT_COMPILE_ELEMENTS,
+    TORCH_PJRT_QUICK_COMPILE_ELEMENTS): light_compiles / quick_compiles
+    (of the misses) with their light_compile_seconds /
+    quick_compile_seconds."""
     return dict(_C._cache_stats())
 
 

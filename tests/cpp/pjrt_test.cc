@@ -1,6 +1,8 @@
 // The runtime against the real plugin: load, upload, compile, run, download.
 #include <gtest/gtest.h>
 
+#include <cmath>
+
 #include "pjrt/runtime.h"
 #include "test_env.h"
 
@@ -111,6 +113,29 @@ TEST(Pjrt, SerializedExecutableRuns) {
   auto r = again->execute({b->get()});
   r[0]->to_host(out.data(), 12);
   EXPECT_EQ(out, (std::vector<float>{2, 4, 6}));
+}
+
+// Options set for one compile (the engine's compile tiers) reach the
+// compiler: a valid override compiles and runs; a value of the wrong kind
+// for a known option is refused, so the encoding is read, not ignored.
+TEST(Pjrt, CompileOptionOverridesApplyToOneProgram) {
+  auto& c = test_env::client();
+  const char* text =
+      "module @m {\n func.func public @main(%a: tensor<3xf32>) -> tensor<3xf32> {\n"
+      "  %0 = stablehlo.multiply %a, %a : tensor<3xf32>\n  %1 = stablehlo.exponential %0 : tensor<3xf32>\n"
+      "  return %1 : tensor<3xf32>\n }\n}\n";
+  std::vector<float> in{0.5f, -1, 1.5f};
+  auto b = c.from_host(in.data(), PJRT_Buffer_Type_F32, {3});
+  for (const auto& overrides : std::vector<std::vector<pjrt::OptionOverride>>{
+           {},
+           {{"xla_cpu_use_fusion_emitters", false}},
+           {{"xla_cpu_use_fusion_emitters", false}, {"xla_backend_optimization_level", int64_t{0}}}}) {
+    auto exe = c.compile(text, {}, overrides);
+    std::vector<float> out(3);
+    exe->execute({b->get()})[0]->to_host(out.data(), 12);
+    for (int i = 0; i < 3; ++i) EXPECT_NEAR(out[i], std::exp(in[i] * in[i]), 1e-6f * out[i]);
+  }
+  EXPECT_THROW(c.compile(text, {}, {{"xla_backend_optimization_level", true}}), pjrt::Error);
 }
 
 // With several devices one compile serves each of them: the program runs on

@@ -257,33 +257,41 @@ def test_strict_sticky_error_names_the_op_and_input_types():
         torch.testing.assert_close((x * 2).cpu(), x.cpu() * 2)
 
 
-QUICK_COMPILES = r"""
+COMPILE_TIERS = r"""
 import json, torch, torch_pjrt
 from torch_pjrt import _platform
 out = {"cpu": _platform.policy().platform is _platform.Platform.CPU}
-for n in (1000, 60000):
+for n in (1000, 10000, 60000):
     x = torch.randn(n)
     before = torch_pjrt.cache_stats()
-    y = (x.to("tpu") * 3 - 1).cpu()
-    torch.testing.assert_close(y, x * 3 - 1)
+    y = (x.to("tpu") * 3 - 1).exp().cpu()
+    torch.testing.assert_close(y, (x * 3 - 1).exp())
     after = torch_pjrt.cache_stats()
-    out[n] = [after["misses"] - before["misses"], after["quick_compiles"] - before["quick_compiles"]]
+    out[n] = [after[k] - before[k] for k in ("misses", "light_compiles", "quick_compiles")]
+    assert after["compile_seconds"] >= after["light_compile_seconds"] + after["quick_compile_seconds"]
 print(json.dumps(out))
 """
 
 
-def test_small_programs_compile_at_the_lowest_optimization_level(tmp_path):
-    # Small: every program quick (and close); large: none. 0, the default, turns it off.
-    got = result(run_py(QUICK_COMPILES, TORCH_PJRT_CACHE_DIR=str(tmp_path / "a"), TORCH_PJRT_QUICK_COMPILE_ELEMENTS="4096"))
+def test_small_programs_compile_in_lighter_tiers(tmp_path):
+    # [misses, light, quick] per size. Default: light up to 16384 elements,
+    # quick off; each bound is set apart, and 0 turns a tier off.
+    got = result(run_py(COMPILE_TIERS, TORCH_PJRT_CACHE_DIR=str(tmp_path / "a")))
     if not got["cpu"]:
-        pytest.skip("quick compiles are XLA:CPU's")
-    assert got["1000"][0] > 0 and got["1000"][1] == got["1000"][0], got
-    assert got["60000"][0] > 0 and got["60000"][1] == 0, got
-    off = result(run_py(QUICK_COMPILES, TORCH_PJRT_CACHE_DIR=str(tmp_path / "b")))
-    assert off["1000"][0] > 0 and off["1000"][1] == 0, off
+        pytest.skip("compile tiers are XLA:CPU's")
+    assert got["1000"][0] > 0 and got["1000"][1:] == [got["1000"][0], 0], got
+    assert got["10000"][0] > 0 and got["10000"][1:] == [got["10000"][0], 0], got
+    assert got["60000"][0] > 0 and got["60000"][1:] == [0, 0], got
+    both = result(run_py(COMPILE_TIERS, TORCH_PJRT_CACHE_DIR=str(tmp_path / "b"), TORCH_PJRT_QUICK_COMPILE_ELEMENTS="4096",
+                         TORCH_PJRT_LIGHT_COMPILE_ELEMENTS="65536"))
+    assert both["1000"][1:] == [0, both["1000"][0]], both
+    assert both["10000"][1:] == [both["10000"][0], 0], both
+    assert both["60000"][1:] == [both["60000"][0], 0], both
+    off = result(run_py(COMPILE_TIERS, TORCH_PJRT_CACHE_DIR=str(tmp_path / "c"), TORCH_PJRT_LIGHT_COMPILE_ELEMENTS="0"))
+    assert off["1000"][0] > 0 and off["1000"][1:] == [0, 0], off
     e = {k: v for k, v in os.environ.items() if not k.startswith("TORCH_PJRT_")}
     r = subprocess.run([sys.executable, "-c", "import torch, torch_pjrt; torch.ones(2, device='tpu').cpu()"], env=dict(
-        e, TORCH_PJRT_CACHE_DIR=str(tmp_path / "c"), TORCH_PJRT_QUICK_COMPILE_ELEMENTS="4k"), capture_output=True,
+        e, TORCH_PJRT_CACHE_DIR=str(tmp_path / "d"), TORCH_PJRT_QUICK_COMPILE_ELEMENTS="4k"), capture_output=True,
         text=True, timeout=300)
     assert r.returncode == 1 and "TORCH_PJRT_QUICK_COMPILE_ELEMENTS=4k: expected a count" in r.stderr, r.stderr[-2000:]
 
