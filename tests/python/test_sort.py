@@ -118,6 +118,36 @@ def test_kthvalue_median():
           torch.empty(0, dtype=torch.long))
 
 
+@pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.int8, torch.bool])
+def test_mode(dtype):
+    # Few distinct values, so runs and ties are common. The value is the
+    # CPU's (the smallest of the most frequent); the index is the CPU's where
+    # it sorts stably (rows of at most 16), else an index holding the value.
+    for _ in range(6):
+        rank = random.randint(1, 3)
+        shape = rand_shape(rank, 1, 24)
+        dim = random.randrange(-rank, rank)
+        x = rand(shape, dtype, 0, 1 if dtype == torch.bool else random.randint(1, 6))
+        keep = random.random() < 0.5
+        cv, ci = torch.mode(x, dim, keep)
+        tv, ti = torch.mode(x.to(TPU), dim, keep)
+        assert torch.equal(tv.cpu(), cv)
+        d = dim % rank
+        if shape[d] <= 16:
+            assert torch.equal(ti.cpu(), ci)
+        idx = ti.cpu() if keep else ti.cpu().unsqueeze(d)
+        held = x.gather(d, idx)
+        assert torch.equal(held if keep else held.squeeze(d), cv)
+    v, i = torch.empty(0, dtype=dtype, device=TPU), torch.empty(0, dtype=torch.long, device=TPU)
+    torch.mode(x.to(TPU), -1, out=(v, i))
+    assert torch.equal(v.cpu(), torch.mode(x, -1).values)
+    with pytest.raises(RuntimeError, match="for values output"):
+        torch.mode(x.to(TPU), -1, out=(torch.empty(0, dtype=torch.float64 if dtype != torch.float64 else torch.int64,
+                                                   device=TPU), i))
+    with pytest.raises(IndexError, match="non-zero size"):
+        torch.mode(torch.empty(3, 0, device=TPU), 1)
+
+
 def test_median_nan():
     nan = float("nan")
     x = torch.tensor([[3.0, nan, 1.0, nan, 2.0], [1.0, 5.0, 3.0, 4.0, 2.0], [nan, nan, nan, nan, nan]])

@@ -1,4 +1,4 @@
-// Sorting and selection: sort, topk, kthvalue, median, nanmedian, unique
+// Sorting and selection: sort, topk, kthvalue, median, nanmedian, mode, unique
 // (_unique2), unique_consecutive, and nonzero / nonzero_static (the nonzero
 // elements' positions sorted ahead of the rest). The index outputs are in range by
 // construction and marked so (aten_bounds.h): ops indexing with them never
@@ -6,6 +6,7 @@
 // from the device. The lowerings are sort.h.
 #include <ATen/MemoryOverlap.h>
 #include <ATen/WrapDimUtils.h>
+#include <ATen/native/ReduceOpsUtils.h>
 #include <ATen/native/Resize.h>
 #include <ATen/ops/sort_meta.h>
 #include <ATen/ops/topk_meta.h>
@@ -182,6 +183,35 @@ void median_common(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor
       ignore_nan);
 }
 
+// ---- mode
+
+std::tuple<at::Tensor&, at::Tensor&> mode_values(const at::Tensor& self, int64_t dim, bool keepdim, at::Tensor& values,
+                                                 at::Tensor& indices) {
+  TORCH_CHECK(self.scalar_type() == values.scalar_type(), "expected scalar type '", self.scalar_type(), "' but got '",
+              values.scalar_type(), "' for values output");
+  TORCH_CHECK(indices.scalar_type() == at::kLong, "expected scalar type '", at::kLong, "' but got '",
+              indices.scalar_type(), "' for indices output");
+  dim = at::maybe_wrap_dim(dim, self.dim());
+  if (self.numel() == 0) {
+    // An empty reduced dim raises, as on the CPU; other empty inputs give empty results.
+    auto sizes = at::native::get_zero_numel_tensor_size(self, dim, keepdim, "mode()");
+    at::native::resize_output(values, sizes);
+    at::native::resize_output(indices, sizes);
+    return {values, indices};
+  }
+  at::DimVector os = reduced_shape(self, dim, keepdim);
+  resize_out(values, os, self.scalar_type(), "mode");
+  resize_out(indices, os, at::kLong, "mode");
+  write_pair(
+      "mode", self, dim, values, indices, [](Builder& b, Value x, int64_t d) { return ops::mode(b, x, d); }, dim);
+  return {values, indices};
+}
+std::tuple<at::Tensor, at::Tensor> mode(const at::Tensor& self, int64_t dim, bool keepdim) {
+  at::Tensor values = at::empty({0}, self.options()), indices = at::empty({0}, self.options().dtype(at::kLong));
+  mode_values(self, dim, keepdim, values, indices);
+  return {values, indices};
+}
+
 at::Tensor median_all(const at::Tensor& self, bool ignore_nan) {
   at::Tensor flat = self.reshape({-1});
   at::Tensor values = empty({}, self.scalar_type(), self.device());
@@ -313,6 +343,8 @@ TORCH_LIBRARY_IMPL(aten, PrivateUse1, lib) {
   m.impl("kthvalue", &kthvalue);
   m.impl("kthvalue.values", &kthvalue_values);
   m.impl("median", &median);
+  m.impl("mode", &mode);
+  m.impl("mode.values", &mode_values);
   m.impl("median.dim_values", &median_dim_values);
   m.impl("nonzero", &nonzero);
   m.impl("nonzero.out", &nonzero_out);

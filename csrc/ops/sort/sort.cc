@@ -5,6 +5,7 @@
 
 #include "ops/common/lowering.h"
 #include "ops/indexing/indexing.h"
+#include "ops/scan/scan.h"
 
 namespace ops {
 
@@ -111,6 +112,34 @@ std::pair<Value, Value> median(Builder& b, Value x, int64_t dim, bool ignore_nan
     }
   }
   return {gather_dim(b, v, dim, pos), gather_dim(b, i, dim, pos)};
+}
+
+std::pair<Value, Value> mode(Builder& b, Value x, int64_t dim) {
+  if (x.rank() == 0) return {x, b.zero(DType::S64)};
+  const int64_t n = x.shape()[dim];
+  // Stably sorted, equal values lie together with their indices ascending:
+  // the end of a run holds its value's last index.
+  auto [v, i] = sort(b, x, dim, false);
+  const DType it = DType::S64;
+  Value pos = b.iota(Type{it, x.shape()}, dim);
+  // Where each run starts, carried along it by a running max; a position's
+  // run length so far is then its distance from that start, plus one.
+  Value starts = b.constant(DType::PRED, 1, kept(x.shape(), dim));
+  if (n > 1) {
+    Value differs = b.compare(shlo::Cmp::NE, slice_dim(b, v, dim, 1, n), slice_dim(b, v, dim, 0, n - 1));
+    starts = b.concatenate({starts, differs}, dim);
+  }
+  Value start = cum_extreme(b, b.select(starts, pos, b.constant(it, 0, x.shape())), dim, true).first;
+  Value length = b.sub(pos, start);
+  // The first longest run ends at the first position reaching the longest
+  // length: the smallest of the most frequent values, as the CPU's scan.
+  Shape ks = kept(x.shape(), dim);
+  Value longest = b.reshape(b.reduce(length, b.constant(it, -1, {}), {dim}, "maximum"), ks);
+  Value at_longest = b.compare(shlo::Cmp::EQ, length, b.broadcast_to(longest, x.shape()));
+  Value first = b.reduce(b.select(at_longest, pos, b.constant(it, static_cast<double>(n), x.shape())),
+                         b.constant(it, static_cast<double>(n), {}), {dim}, "minimum");
+  first = b.reshape(first, ks);
+  return {gather_dim(b, v, dim, first), gather_dim(b, i, dim, first)};
 }
 
 Value nonzero(Builder& b, Value x, int64_t count) {

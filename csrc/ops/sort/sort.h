@@ -24,6 +24,10 @@ std::pair<Value, Value> kthvalue(Builder& b, Value x, int64_t k, int64_t dim);
 // the first NaN, unless ignore_nan (nanmedian) where NaNs are skipped.
 std::pair<Value, Value> median(Builder& b, Value x, int64_t dim, bool ignore_nan);
 
+// The most frequent value along dim (the smallest of equally frequent ones)
+// and the last index holding it, as PyTorch's mode; dim kept with size 1.
+std::pair<Value, Value> mode(Builder& b, Value x, int64_t dim);
+
 // Row-major coordinates of x's `count` nonzero elements: s64[count, rank].
 Value nonzero(Builder& b, Value x, int64_t count);
 // The same padded / cut to `size` rows; rows past the count hold fill (0-d s64).
