@@ -55,6 +55,8 @@ Dims reduce_dims(const at::Tensor& self, at::OptionalIntArrayRef dim, bool empty
     for (int64_t i = 0; i < r; ++i) d.push_back(i);
     return d;
   }
+  // As the CPU's dim masks (64 bits): a dim list needs at most 64 dims.
+  TORCH_CHECK(dim->empty() || r <= 64, "only tensors with up to 64 dims are supported");
   for (int64_t x : *dim) d.push_back(c10::maybe_wrap_dim(x, r));
   std::sort(d.begin(), d.end());
   for (size_t i = 1; i < d.size(); ++i)
