@@ -402,6 +402,13 @@ at::Tensor var_like(const at::Tensor& self, at::OptionalIntArrayRef dim, const s
 template <bool Sqrt>
 at::Tensor& var_like_out(const at::Tensor& self, at::OptionalIntArrayRef dim, const std::optional<at::Scalar>& corr,
                          bool keepdim, at::Tensor& out) {
+  if (self.is_complex() && out.is_complex()) {
+    // As the CPU: a complex out takes the (real) result.
+    at::Tensor real = var_like<Sqrt>(self, dim, corr, keepdim);
+    at::native::resize_output(out, real.sizes());
+    out.copy_(real);
+    return out;
+  }
   at::ScalarType dt = var_dtype(self);
   Dims dims = reduce_dims(self, dim);
   resize_out(out, reduced_shape(self, dims, keepdim), dt, Sqrt ? "std" : "var");
