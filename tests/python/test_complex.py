@@ -284,3 +284,29 @@ def test_complex_special_values_are_the_cpus(fn, dtype):
     if fn == "pow_tensor":
         tol *= 10  # a part of e^(y log x) that nearly cancels keeps fewer digits
     assert_close(got, want, atol=tol, rtol=tol, equal_nan=True)
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_logcumsumexp(dtype):
+    # The imaginary part is a phase, equal up to whole turns: the device
+    # combines in another order, whose phases may sum to another turn.
+    def same_phase(got, want):
+        assert got.device.type == "tpu"
+        got = got.cpu()
+        torch.testing.assert_close(got.real, want.real, equal_nan=True)
+        torch.testing.assert_close(torch.polar(torch.ones_like(got.real), got.imag),
+                                   torch.polar(torch.ones_like(want.real), want.imag), equal_nan=True)
+
+    z = torch.randn(5, 12, dtype=dtype) * 3
+    zt = z.to(TPU)
+    for dim in (0, 1, -1):
+        same_phase(torch.logcumsumexp(zt, dim), torch.logcumsumexp(z, dim))
+    # Infinite real parts, as the CPU combines them (the partial results
+    # hold no NaN part here; see scan.cc for where they may differ).
+    inf = float("inf")
+    s = torch.tensor([complex(-inf, 4), complex(-inf, 1), 1.2 + 2.1j, 1e10 + 1e20j, complex(inf, 0), complex(inf, 1)],
+                     dtype=dtype)
+    assert_close(torch.logcumsumexp(s.to(TPU), 0), torch.logcumsumexp(s, 0), equal_nan=True)
+    out = torch.empty(0, dtype=dtype, device=TPU)
+    torch.logcumsumexp(zt, 1, out=out)
+    same_phase(out, torch.logcumsumexp(z, 1))

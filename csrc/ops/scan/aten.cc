@@ -56,7 +56,9 @@ at::Tensor& cumprod_out(const at::Tensor& self, int64_t dim, std::optional<at::S
   return out_variant<at::meta::structured_cumprod>(out, Cumprod{}, self, dim, dtype);
 }
 
-void check_logcumsumexp(const at::Tensor& self) { check_floating(self, "logcumsumexp_tpu"); }
+void check_logcumsumexp(const at::Tensor& self) {
+  if (!self.is_complex()) check_floating(self, "logcumsumexp_tpu");
+}
 at::Tensor _logcumsumexp(const at::Tensor& self, int64_t dim) {
   check_logcumsumexp(self);
   at::Tensor out = empty(self.sizes(), self.scalar_type(), self.device());
