@@ -116,6 +116,11 @@ def test_kthvalue_median():
     check(lambda a: torch.kthvalue(a, 1), torch.tensor(3.0))
     check(lambda a, v, i: torch.kthvalue(a, 2, out=(v, i)), x, torch.empty(0, dtype=x.dtype),
           torch.empty(0, dtype=torch.long))
+    # Empty inputs: an empty result over a non-empty dim; an empty dim is the
+    # CPU's IndexError before any check of k.
+    check(lambda a: torch.kthvalue(a, 1, 2).values, torch.randn(2, 0, 4))
+    with pytest.raises(IndexError, match="Expected reduction dim 1 to have non-zero size"):
+        torch.kthvalue(torch.randn(2, 0, 4, device=TPU), 1, 1)
 
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.int64, torch.int8, torch.bool])
@@ -211,6 +216,27 @@ def test_searchsorted_bucketize(dtype):
         torch.searchsorted(seq.to(TPU), v.to(TPU), right=True, side="left")
 
 
+def test_searchsorted_searches_as_the_cpu():
+    # Unsorted boundaries have no right answer: the CPU's binary search gives
+    # one, which the device's reproduces step for step (PyTorch's own test
+    # reads permuted, unsorted rows).
+    for _ in range(8):
+        m = random.randint(1, 40)
+        seqs = torch.randint(-5, 6, (3, m)).double()
+        vals = torch.randint(-6, 7, (3, random.randint(1, 9))).int()
+        for right in (False, True):
+            check(lambda s, t: torch.searchsorted(s, t, right=right), seqs, vals)
+        check(lambda s, t: torch.searchsorted(s, t), seqs[0], vals)
+    b = torch.tensor([[[1, 3, 5], [2, 4, 6]], [[1, 2, 3], [4, 5, 6]]])
+    check(torch.searchsorted, b.permute(2, 1, 0).double(), b.permute(2, 1, 0).int())
+    # Many values against many boundaries: a million of each is a million-
+    # element program, not a trillion comparisons.
+    seq = torch.linspace(-1, 1, 1 << 20)
+    v = torch.rand(1 << 20) * 2 - 1
+    got = torch.searchsorted(seq.to(TPU), v.to(TPU))
+    assert torch.equal(got.cpu(), torch.searchsorted(seq, v))
+
+
 @pytest.mark.parametrize("dtype", [torch.float32, torch.float64])
 def test_histc(dtype):
     x = rand(rand_shape(2, 1, 10), dtype, -3, 3)
@@ -237,6 +263,14 @@ def test_bincount(wdtype):
     check(lambda t: torch.bincount(t), x.to(torch.int32))
     with pytest.raises(RuntimeError, match="non-negative"):
         torch.bincount(torch.tensor([1, -1], device=TPU))
+    # The CPU's errors, in its order: dtype, then minlength, then shape.
+    for bad, msg in [(torch.tensor([1.0, 0.3]), "not implemented for 'Float'"),
+                     (torch.tensor([[1, 2], [3, 4]]), "1-d non-negative integral")]:
+        for device in ("cpu", TPU):
+            with pytest.raises(RuntimeError, match=msg):
+                torch.bincount(bad.to(device))
+    with pytest.raises(RuntimeError, match="minlength should be >= 0"):
+        torch.bincount(torch.tensor([1, 3], device=TPU), minlength=-1)
 
 
 # ---------------------------------------------------------------- histc

@@ -151,6 +151,7 @@ std::tuple<at::Tensor&, at::Tensor&> kthvalue_values(const at::Tensor& self, c10
   int64_t k = k_.expect_int();
   dim = at::maybe_wrap_dim(dim, self.dim());
   int64_t size = size_at(self, dim);
+  at::native::zero_numel_check_dims(self, dim, "kthvalue()");
   TORCH_CHECK(k >= 1 && k <= size, "kthvalue(): selected number k out of range for dimension ", dim);
   at::DimVector os = reduced_shape(self, dim, keepdim);
   resize_out(values, os, self.scalar_type(), "kthvalue");

@@ -7,6 +7,7 @@
 
 #include <cmath>
 #include <limits>
+#include <mutex>
 
 #include "aten/library.h"
 #include "engine/checks.h"
@@ -70,6 +71,17 @@ at::Tensor search_impl(const at::Tensor& boundaries, const at::Tensor& values, b
     int64_t n = boundaries.size(-1);
     check_index_bounds(*sorter, 0, n, [name](int64_t) { TORCH_CHECK(false, name, "(): sorter index out of range"); });
   }
+  // The CPU's warnings (it copies such tensors; the device reads them in
+  // place, but code written against the CPU may watch for them).
+  auto warn = [](const char* what) {
+    TORCH_WARN("torch.searchsorted(): ", what, " tensor is non-contiguous, this will lower the performance due ",
+               "to extra data copy when converting non-contiguous tensor to contiguous, please use contiguous ", what,
+               " tensor if possible. This message will only appear once per program.");
+  };
+  static std::once_flag values_warned, boundaries_warned, sorter_warned;
+  if (!values.is_contiguous()) std::call_once(values_warned, warn, "input value");
+  if (!boundaries.is_contiguous()) std::call_once(boundaries_warned, warn, "boundary");
+  if (has_sorter && !sorter->is_contiguous()) std::call_once(sorter_warned, warn, "sorter");
   at::ScalarType common = at::result_type(boundaries, values);
   at::ScalarType odt = out_int32 ? at::kInt : at::kLong;
   at::Tensor out;
@@ -140,9 +152,11 @@ at::Tensor bucketize_Scalar(const at::Scalar& self, const at::Tensor& boundaries
 
 at::Tensor bincount(const at::Tensor& self, const std::optional<at::Tensor>& weights, c10::SymInt minlength_s) {
   int64_t minlength = minlength_s.expect_int();
+  // The CPU's order: the dtype (its integral dispatch), then the length, then the shape.
+  TORCH_CHECK(at::isIntegralType(self.scalar_type(), false), "\"bincount_tpu\" not implemented for '",
+              at::toString(self.scalar_type()), "'");
   TORCH_CHECK(minlength >= 0, "minlength should be >= 0");
-  TORCH_CHECK(self.dim() == 1 && at::isIntegralType(self.scalar_type(), false),
-              "bincount only supports 1-d non-negative integral inputs.");
+  TORCH_CHECK(self.dim() == 1, "bincount only supports 1-d non-negative integral inputs.");
   bool has_w = weights.has_value() && weights->defined();
   if (has_w)
     TORCH_CHECK(weights->dim() == 1 && weights->size(0) == self.size(0),
