@@ -26,7 +26,8 @@ const std::vector<Var>& all() {
        "the process's memory mappings past which loaded programs are evicted too (each maps its code in several)"},
       {"TORCH_PJRT_LIGHT_COMPILE_ELEMENTS", "16384",
        "XLA:CPU: programs whose largest array has at most this many elements compile with XLA:CPU's classic "
-       "code emitters, about 40 % faster than its fusion emitters and as fast to run at that size (0: off)"},
+       "code emitters, about 40 % faster than its fusion emitters and as fast to run at that size (0: off; "
+       "`--xla_cpu_use_fusion_emitters` in XLA_FLAGS stands for every program)"},
       {"TORCH_PJRT_QUICK_COMPILE_ELEMENTS", "0",
        "XLA:CPU: programs whose largest array has at most this many elements (1024 is a good choice) also compile "
        "at XLA's lowest optimization level, together about 3x faster than the default; they run slower past a "

@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <vector>
@@ -168,7 +169,12 @@ Runtime::Runtime() : cfg_(g_cfg), capacity_(cache_capacity()), mapping_budget_(m
   // Compiler flags read by the plugins change the programs they build.
   for (const char* var : {"XLA_FLAGS", "LIBTPU_INIT_ARGS"})
     if (const char* v = std::getenv(var)) identity += std::string(";") + var + "=" + v;
-  // So do the compile tiers, chosen by program size under bounds.
+  // So do the compile tiers, chosen by program size under bounds; an
+  // option the user's XLA_FLAGS set stands for every program.
+  if (const char* f = std::getenv("XLA_FLAGS")) {
+    user_flags_.emitters = std::strstr(f, "xla_cpu_use_fusion_emitters") != nullptr;
+    user_flags_.opt_level = std::strstr(f, "xla_backend_optimization_level") != nullptr;
+  }
   if (policy_for(client_->kind()).quick_small_compiles) {
     light_bound_ = env::count("TORCH_PJRT_LIGHT_COMPILE_ELEMENTS");
     quick_bound_ = env::count("TORCH_PJRT_QUICK_COMPILE_ELEMENTS");
@@ -307,8 +313,9 @@ pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function
   // emitters skip the per-fusion MLIR contexts and pattern sets that are
   // most of a small program's compile.
   std::vector<pjrt::OptionOverride> overrides;
-  if (tier != Tier::Full) overrides.push_back({"xla_cpu_use_fusion_emitters", false});
-  if (tier == Tier::Quick) overrides.push_back({"xla_backend_optimization_level", int64_t{0}});
+  if (tier != Tier::Full && !user_flags_.emitters) overrides.push_back({"xla_cpu_use_fusion_emitters", false});
+  if (tier == Tier::Quick && !user_flags_.opt_level)
+    overrides.push_back({"xla_backend_optimization_level", int64_t{0}});
   const int64_t begun = timeline::on() ? timeline::now_ns() : 0;
   auto t0 = std::chrono::steady_clock::now();
   pjrt::ExecutablePtr exe;

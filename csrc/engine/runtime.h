@@ -136,6 +136,9 @@ class Runtime {
   enum class Tier { Full, Light, Quick };
   int64_t light_bound_ = 0;
   int64_t quick_bound_ = 0;
+  struct {
+    bool emitters = false, opt_level = false;
+  } user_flags_;  // set by XLA_FLAGS: not overridden per program
   Tier tier_of(const std::string& text) const;
   bool native_functions_ = false;
   void log_recompile(const std::string& key);

@@ -268,7 +268,7 @@ for n in (1000, 10000, 60000):
     torch.testing.assert_close(y, (x * 3 - 1).exp())
     after = torch_pjrt.cache_stats()
     out[n] = [after[k] - before[k] for k in ("misses", "light_compiles", "quick_compiles")]
-    assert after["compile_seconds"] >= after["light_compile_seconds"] + after["quick_compile_seconds"]
+    assert after["compile_seconds"] >= after["light_compile_seconds"] + after["quick_compile_seconds"] - 1e-9
 print(json.dumps(out))
 """
 
