@@ -1,5 +1,7 @@
 """Complex tensors on the tpu: view_as_real / view_as_complex over shared
 storage (reads, writes through either view) and complex arithmetic."""
+import random
+
 import pytest
 import torch
 
@@ -310,3 +312,16 @@ def test_complex_logcumsumexp(dtype):
     out = torch.empty(0, dtype=dtype, device=TPU)
     torch.logcumsumexp(zt, 1, out=out)
     same_phase(out, torch.logcumsumexp(z, 1))
+
+
+@pytest.mark.parametrize("dtype", [torch.complex64, torch.complex128])
+def test_complex_logaddexp_special_values_are_the_cpus(dtype):
+    # logaddexp and logcumsumexp share PyTorch's rule: NaN parts, and equal
+    # infinite real parts (the smaller operand for -inf, the plain sum of
+    # exponentials for +inf).
+    inf, nan = float("inf"), float("nan")
+    vals = [complex(-inf, 4), complex(-inf, 1), 1.2 + 2.1j, complex(inf, 0), complex(inf, 1), complex(nan, 2),
+            complex(1, nan), 3 - 1j, complex(random.uniform(-3, 3), random.uniform(-3, 3))]
+    x = torch.tensor([a for a in vals for _ in vals], dtype=dtype)
+    y = torch.tensor([b for _ in vals for b in vals], dtype=dtype)
+    assert_close(torch.logaddexp(x.to(TPU), y.to(TPU)), torch.logaddexp(x, y), equal_nan=True)

@@ -610,6 +610,24 @@ Value complex_math(Builder& b, Unary op, Value z) {
   }
 }
 
+// log(e^x + e^y) of complex values as PyTorch's kernels (logaddexp and
+// logcumsumexp) compute it: the operand with the smaller real part is
+// taken from the larger (ties: y is the smaller), NaN in either part of
+// either is NaN, and equal infinite real parts give the smaller operand
+// (-inf) or the plain sum of exponentials (+inf).
+Value log_add_exp_complex(Builder& b, Value x, Value y) {
+  Value x_lo = b.compare(Cmp::LT, real_part(b, x), real_part(b, y));
+  Value lo = b.select(x_lo, x, y), hi = b.select(x_lo, y, x);
+  Value lo_re = real_part(b, lo), hi_re = real_part(b, hi);
+  Value r = b.add(b.unary("log_plus_one", exponential(b, b.sub(lo, hi))), hi);
+  Value plus = log_c(b, b.add(exponential(b, lo), exponential(b, hi)));
+  Value infinite =
+      logical_and(b, b.compare(Cmp::EQ, lo_re, hi_re), compare_to(b, Cmp::EQ, b.unary("abs", lo_re), kInf));
+  r = b.select(infinite, b.select(compare_to(b, Cmp::LT, lo_re, 0.0), lo, plus), r);
+  Value nan = constant_like(b, kNaN, lo_re);
+  return b.select(logical_or(b, is_nan(b, x), is_nan(b, y)), make_complex(b, nan, nan), r);
+}
+
 }  // namespace
 
 DType opmath(DType t) { return is_half(t) ? DType::F32 : t; }
@@ -775,11 +793,7 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
     case Binary::Logaddexp:
     case Binary::Logaddexp2: {
       if (shlo::is_complex(xu.dtype())) {
-        // The operand with the larger real part is the base, as PyTorch's
-        // complex kernel takes it: max + log1p(exp(min - max)).
-        Value x_first = b.compare(Cmp::GE, real_part(b, xu), real_part(b, yu));
-        Value hi = b.select(x_first, xu, yu), lo = b.select(x_first, yu, xu);
-        r = b.add(hi, b.unary("log_plus_one", exponential(b, b.sub(lo, hi))));
+        r = log_add_exp_complex(b, xu, yu);
         break;
       }
       // max + log1p(exp(-|x - y|)); equal infinities are their own result.

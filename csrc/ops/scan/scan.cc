@@ -20,29 +20,6 @@ namespace {
 
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-// log(e^x + e^y) of complex values as PyTorch's logcumsumexp combines
-// them: the operand with the smaller real part is taken from the larger
-// (ties: y is the smaller), NaN in either part of either is NaN, and equal
-// infinite real parts give the smaller operand (-inf) or the plain sum of
-// exponentials (+inf). PyTorch scans one element after another; this scan
-// combines in a tree, which gives the same values except where a partial
-// result has a NaN part (two +inf real parts): the CPU may still reach
-// (inf, NaN) there where this gives (NaN, NaN).
-Value log_add_exp_complex(Builder& b, Value x, Value y) {
-  Value x_lo = b.compare(Cmp::LT, real_part(b, x), real_part(b, y));
-  Value lo = b.select(x_lo, x, y), hi = b.select(x_lo, y, x);
-  Value lo_re = real_part(b, lo), hi_re = real_part(b, hi);
-  Value r = b.add(b.unary("log_plus_one", exponential(b, b.sub(lo, hi))), hi);
-  Value plus = unary(b, Unary::Log, b.add(exponential(b, lo), exponential(b, hi)));
-  Value infinite =
-      logical_and(b, b.compare(Cmp::EQ, lo_re, hi_re),
-                  b.compare(Cmp::EQ, b.unary("abs", lo_re), b.constant(lo_re.dtype(), kInf, lo_re.shape())));
-  Value negative = b.compare(Cmp::LT, lo_re, b.constant(lo_re.dtype(), 0, lo_re.shape()));
-  r = b.select(infinite, b.select(negative, lo, plus), r);
-  Value nan = b.constant(lo_re.dtype(), std::numeric_limits<double>::quiet_NaN(), lo_re.shape());
-  return b.select(logical_or(b, is_nan(b, x), is_nan(b, y)), make_complex(b, nan, nan), r);
-}
-
 Value combine(Builder& b, Scan kind, Value x, Value y) {
   switch (kind) {
     case Scan::Sum:
@@ -50,8 +27,12 @@ Value combine(Builder& b, Scan kind, Value x, Value y) {
     case Scan::Prod:
       return b.mul(x, y);
     case Scan::LogAddExp: {
-      // x holds the earlier elements: PyTorch combines (element, running value).
-      if (shlo::is_complex(x.dtype())) return log_add_exp_complex(b, y, x);
+      // x holds the earlier elements: PyTorch combines (element, running
+      // value) with the binary op's rule. Its tree order can differ from
+      // the CPU's one element after another where a partial result has a
+      // NaN part (two +inf real parts): the CPU may still reach (inf, NaN)
+      // there where this gives (NaN, NaN).
+      if (shlo::is_complex(x.dtype())) return binary(b, Binary::Logaddexp, y, x);
       Value hi = max_nan(b, x, y, true), lo = max_nan(b, x, y, false);
       Value r = b.add(hi, b.unary("log_plus_one", b.unary("exponential", b.sub(lo, hi))));
       // Equal infinities (the -inf identity included) stay themselves.
