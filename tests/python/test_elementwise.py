@@ -226,6 +226,15 @@ def test_polygamma_negative_inputs(n, dtype):
 
 # ---------------------------------------------------------------- integer and bit math
 
+@pytest.mark.parametrize("dtype", [torch.int8, torch.int16, torch.int32, torch.int64, torch.uint8])
+def test_lcm_wraps_as_the_cpus(dtype):
+    # Over the whole range: 8- and 16-bit products are taken at 32 bits by C,
+    # so the CPU's lcm may wrap to a negative value.
+    info = torch.iinfo(dtype)
+    a, b = (torch.randint(info.min, info.max, (3000,)).to(dtype) for _ in range(2))
+    check(torch.lcm, a, b)
+
+
 @pytest.mark.parametrize("dtype", [torch.int64, torch.int32, torch.int16, torch.uint8])
 def test_gcd_lcm(dtype):
     lo = 0 if dtype == torch.uint8 else -30

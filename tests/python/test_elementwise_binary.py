@@ -168,6 +168,19 @@ def test_pow_semantics():
     check(torch.pow, base.to(torch.int32), exp.to(torch.int32))
     check(lambda b: b ** 3, base)
     check(lambda b: b.pow(2), base.to(torch.int16))
+    # Exponents of every bit width wrap as the CPU's do (0^64 is 0, 2^65 is 0
+    # in 8 bits): every uint8 / int8 pair, and wide exponents of wider types.
+    for dt in [torch.uint8, torch.int8]:
+        info = torch.iinfo(dt)
+        a = torch.arange(info.min, info.max + 1).to(dt)
+        b8, e8 = (t.flatten() for t in torch.meshgrid(a, a, indexing="ij"))
+        keep = (e8 >= 0) | (b8.abs() <= 1) if dt.is_signed else slice(None)
+        check(torch.pow, b8[keep], e8[keep])
+    wide = torch.randint(-300, 300, (4000,))
+    wide_exp = torch.randint(0, 130, (4000,))
+    for dt in [torch.int16, torch.int32, torch.int64]:
+        check(torch.pow, wide.to(dt), wide_exp.to(dt))
+        check(lambda b: b ** 65, wide.to(dt))
     # Float special cases follow C's pow.
     fb = torch.tensor([0.0, NAN, 1.0, -8.0, -2.0, 0.0, -0.0, INF, -INF, 2.0])
     fe = torch.tensor([0.0, 0.0, NAN, 1 / 3, 3.0, -1.0, -1.0, -0.5, 3.0, 0.5])

@@ -699,6 +699,25 @@ Value unary(Builder& b, Unary op, Value x) {
   }
 }
 
+namespace {
+
+// x^e for a non-negative integer e, wrapping as C's integers do: one
+// square-and-multiply step per bit of e's dtype. XLA's integer power is
+// not used: XLA:CPU's emitters reduce large exponents (2^65 came out 2).
+Value int_power(Builder& b, Value x, Value e) {
+  const int64_t bits = static_cast<int64_t>(shlo::dtype_size(e.dtype())) * 8;
+  Value acc = constant_like(b, 1, x), base = x;
+  for (int64_t i = 0; i < bits; ++i) {
+    Value bit = b.binary("and", b.binary("shift_right_logical", e, constant_like(b, static_cast<double>(i), e)),
+                         constant_like(b, 1, e));
+    acc = b.select(compare_to(b, Cmp::NE, bit, 0.0), b.mul(acc, base), acc);
+    if (i + 1 < bits) base = b.mul(base, base);
+  }
+  return acc;
+}
+
+}  // namespace
+
 Value binary(Builder& b, Binary op, Value x, Value y) {
   DType t = x.dtype();
   bool fl = shlo::is_float(t);
@@ -738,7 +757,8 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
       // power gives NaN.
       if (shlo::is_complex(t)) return exponential(b, multiply_c99(b, y, log_c(b, x)));
       if (fl) return from_opmath(b, b.binary("power", to_opmath(b, x), to_opmath(b, y)), t);
-      if (shlo::is_unsigned_int(t) || t == DType::PRED) return b.binary("power", x, y);
+      if (t == DType::PRED) return b.binary("power", x, y);
+      if (shlo::is_unsigned_int(t)) return int_power(b, x, y);
       {
         // A negative exponent is written out: XLA's emitters disagree on
         // it (XLA:CPU's classic one gives 0 for a base of -1).
@@ -747,7 +767,7 @@ Value binary(Builder& b, Binary op, Value x, Value y) {
         Value minus_one = b.select(odd, constant_like(b, -1, x), one);
         Value negative =
             b.select(compare_to(b, Cmp::EQ, x, 1.0), one, b.select(compare_to(b, Cmp::EQ, x, -1.0), minus_one, zero));
-        return b.select(compare_to(b, Cmp::LT, y, 0.0), negative, b.binary("power", x, b.max(y, zero)));
+        return b.select(compare_to(b, Cmp::LT, y, 0.0), negative, int_power(b, x, b.max(y, zero)));
       }
     case Binary::Fmod:
       return fl ? from_opmath(b, b.binary("remainder", to_opmath(b, x), to_opmath(b, y)), t)

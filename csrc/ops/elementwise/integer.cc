@@ -37,6 +37,14 @@ Value lcm(Builder& b, Value x, Value y) {
   Value zero = constant_like(b, 0, g);
   Value is0 = b.compare(Cmp::EQ, g, zero);
   Value q = b.div(x, b.select(is0, constant_like(b, 1, g), g));
+  // C promotes 8- and 16-bit integers to int before multiplying: the CPU's
+  // |q * y| is taken at 32 bits, then wraps into the dtype (so it may come
+  // out negative), where the dtype's own product would wrap first.
+  const DType t = x.dtype();
+  if (shlo::is_signed_int(t) && shlo::dtype_size(t) < 4) {
+    Value wide = b.mul(b.convert(q, DType::S32), b.convert(y, DType::S32));
+    return b.select(is0, zero, b.convert(unary(b, Unary::Abs, wide), t));
+  }
   return b.select(is0, zero, unary(b, Unary::Abs, b.mul(q, y)));
 }
 
