@@ -15,7 +15,9 @@ const shlo::Type& Ref::type() const { return node->out_types[index]; }
 
 namespace {
 std::atomic<int64_t> g_recorded{0};
-}
+std::atomic<uint64_t> g_serial{1};
+}  // namespace
+uint64_t record_serial() { return g_serial.load(std::memory_order_relaxed); }
 int64_t recorded_nodes() { return g_recorded.load(std::memory_order_relaxed); }
 void reset_recorded_nodes() { g_recorded.store(0, std::memory_order_relaxed); }
 
@@ -66,6 +68,7 @@ NodePtr make_node(const char* name, KeyThunk key_of, std::vector<Ref>&& inputs, 
   if (unplaced && device >= 0)
     for (const Ref& in : inputs) place(in, device);
   auto n = std::make_shared<Node>();
+  n->serial = g_serial.fetch_add(1, std::memory_order_relaxed);
   n->device = device;
   n->name = name;
   n->key_of = key_of;

@@ -97,6 +97,8 @@ struct Node {
   // Set once materialized; inputs, lowering and attributes are then dropped.
   std::vector<pjrt::BufferPtr> buffers;
   int device = kUnplaced;
+  // When the op was recorded (record_serial()); 0 for leaves.
+  uint64_t serial = 0;
   bool materialized() const { return !buffers.empty(); }
   // Appends this node's key to `into`.
   void append_key(Key& into) const {
@@ -129,6 +131,10 @@ Ref from_host(const void* data, const shlo::Type& type, int device = 0);
 // a value already on another device is an error (a tensor on device d holds
 // only values of device d).
 void place(const Ref& ref, int device);
+
+// The serial the next recorded op gets: ops recorded from here on have
+// serials at least this.
+uint64_t record_serial();
 
 // Nodes recorded since the last reset (the fused mode's size bound).
 int64_t recorded_nodes();

@@ -38,8 +38,9 @@ std::atomic<int64_t> g_commits[3];
 // The calling thread's open OpScopes, and what its outermost one launches
 // when it ends (see OpScope).
 thread_local int t_op_depth = 0;
-thread_local std::vector<Ref> t_held;   // strict: values committed in the kernel
-thread_local bool t_flush_due = false;  // fused: the bound was passed in the kernel
+thread_local uint64_t t_op_first_serial = 0;  // the outermost scope's first op's serial
+thread_local std::vector<Ref> t_held;         // strict: values committed in the kernel
+thread_local bool t_flush_due = false;        // fused: the bound was passed in the kernel
 
 }  // namespace
 
@@ -117,11 +118,14 @@ void flush_async(bool quietly = false) {
 }
 
 // The values one kernel committed, in programs: values whose deferred
-// graphs share a node are computed by one program. An op with several
-// results (attention's output and its log-sum-exp, a norm's output and
-// statistics, sort's values and indices) is then computed once, not once
-// per result; unrelated values keep a program each, so each keeps the key
-// it has alone. In commit order by each program's first value.
+// graphs share a node the kernel recorded are computed by one program. An
+// op with several results (attention's output and its log-sum-exp, a
+// norm's output and statistics, sort's values and indices) is then
+// computed once, not once per result; unrelated values keep a program
+// each, so each keeps the key it has alone. Nodes recorded before the
+// kernel are never followed: whether the launch queue has computed them
+// yet varies from run to run, and the grouping (so the programs' keys)
+// must not. In commit order by each program's first value.
 std::vector<std::vector<Ref>> programs_of(std::vector<Ref>& held) {
   const size_t n = held.size();
   std::vector<size_t> root(n);
@@ -140,7 +144,7 @@ std::vector<std::vector<Ref>> programs_of(std::vector<Ref>& held) {
       while (!stack.empty()) {
         const Node* node = stack.back();
         stack.pop_back();
-        if (node->materialized()) continue;
+        if (node->materialized() || node->serial < t_op_first_serial) continue;
         auto [it, fresh] = reached.emplace(node, i);
         if (!fresh) {
           root[find(i)] = find(it->second);
@@ -173,7 +177,7 @@ void release_held() {
 
 OpScope::OpScope() {
   check_not_forked();
-  ++t_op_depth;
+  if (t_op_depth++ == 0) t_op_first_serial = record_serial();
 }
 
 OpScope::~OpScope() {
