@@ -223,8 +223,18 @@ void Runtime::log_recompile(const std::string& key) {
   if (nearest.empty()) {
     msg += "nothing cached yet";
   } else if (best == 0) {
-    msg +=
-        "input types differ from every cached program: " + mine[0].substr(0, 200) + " vs " + nearest[0].substr(0, 200);
+    // The first input whose type differs, with its position: a long list's
+    // difference may lie far from its start.
+    size_t at = 0, from = 0;
+    const std::string &a = mine[0], &b = nearest[0];
+    while (at < a.size() && at < b.size() && a[at] == b[at]) {
+      if (a[at] == ';') from = at + 1;
+      ++at;
+    }
+    const size_t input = static_cast<size_t>(std::count(a.begin(), a.begin() + from, ';'));
+    auto type_at = [&](const std::string& s) { return s.substr(from, s.find(';', from) - from); };
+    msg += "input types differ from every cached program: input " + std::to_string(input) + " is " + type_at(a) +
+           " vs " + type_at(b) + " (" + a.substr(0, 120) + " vs " + b.substr(0, 120) + ")";
   } else if (best < mine.size()) {
     msg += "op " + std::to_string(best) + " differs: " + mine[best].substr(0, 200) + " vs " +
            (best < nearest.size() ? nearest[best].substr(0, 200) : std::string("(none)"));
