@@ -65,6 +65,8 @@ engine::Key signature(const pybind11::list& args, const std::vector<char>& compa
       } else {
         seen.push_back(st);
         StorageState& s = state_of(t);
+        // A compiled graph reads its storages' raw values: dense ones.
+        unpad_storage(s);
         sig.add(static_cast<int64_t>(s.nbytes)).mark(',');
         if (s.value())
           sig.add(s.value().type());

@@ -20,6 +20,14 @@ at::Tensor to_cpu(const at::Tensor& src) {
   // The device value's dtype (complex64 for complex32), narrowed on the host.
   at::ScalarType held = to_torch(to_shlo(src.scalar_type()));
   at::Tensor out = at::empty(src.sizes(), src.options().device(at::kCPU).dtype(held));
+  // A content padded to a size class comes over whole and is cut here:
+  // reading its logical value on the device would be a program per length.
+  if (std::optional<Classed> c = read_classed(src); c && held == src.scalar_type()) {
+    at::Tensor whole = at::empty({c->outer, c->cap, c->inner}, out.options());
+    guarded("copying to the host", [&] { engine::to_host(c->value, whole.data_ptr(), whole.nbytes()); });
+    out.copy_(whole.narrow(1, 0, c->len_now).reshape(src.sizes()));
+    return out;
+  }
   if (src.numel() > 0) {
     engine::Ref v = read(src);
     guarded("copying to the host", [&] { engine::to_host(v, out.data_ptr(), out.nbytes()); });
@@ -84,6 +92,16 @@ const at::Tensor& copy_into(const at::Tensor& dst, const at::Tensor& src) {
   // PyTorch's own overlap tests apply unchanged (a full overlap is fine).
   at::assert_no_internal_overlap(dst);
   if (src_tpu && !dst.is_same(src)) at::assert_no_partial_overlap(dst, src);
+  // A padded content (a size class) stays padded in a same-shaped copy
+  // (.to(dtype), .clone()), so the copy's program serves the whole class.
+  if (src_tpu && !dst.is_same(src) && src.device() == dst.device() && src.sizes().equals(dst.sizes()) &&
+      !src.is_conj() && !dst.is_conj() && !src.is_neg() && !dst.is_neg() && classable(dst)) {
+    if (std::optional<Classed> c = read_classed(src)) {
+      engine::Ref v = cast(c->value, to_shlo(dst.scalar_type()));
+      write_classed(dst, v.node == c->value.node ? v : serving_class(v, c->cap), c->outer, c->cap, c->inner);
+      return dst;
+    }
+  }
   engine::Ref v = src_tpu ? read(src) : upload(src, dst.scalar_type(), dst.device());
   // Between two devices: the source's value, computed where it is, moves.
   if (src_tpu && src.device() != dst.device())

@@ -359,6 +359,7 @@ void resize_storage_bytes(const c10::Storage& storage, size_t newsize) {
   auto* s = is_tpu_storage(storage.data_ptr()) ? static_cast<StorageState*>(storage.data_ptr().get_context()) : nullptr;
   TORCH_CHECK(s, "not a tpu storage");
   if (s->value() && newsize != s->nbytes) {
+    unpad_storage(*s);
     // Keep the content as bytes, cut or zero-extended.
     engine::Ref bytes = s->value();
     int64_t n = static_cast<int64_t>(newsize);

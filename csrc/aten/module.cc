@@ -114,6 +114,8 @@ PYBIND11_MODULE(_C, m) {
                     py::arg("light_compile_seconds") = s.light_compile_seconds,
                     py::arg("quick_compile_seconds") = s.quick_compile_seconds, py::arg("entries") = s.entries,
                     py::arg("evictions") = s.evictions, py::arg("corrupt_entries") = s.corrupt_entries,
+                    py::arg("size_class_compiles") = s.class_compiles,
+                    py::arg("size_class_compile_seconds") = s.class_compile_seconds,
                     py::arg("dir") = on ? engine::Runtime::get().cache_dir() : std::string());
   });
   m.def("_reset_cache_stats", [] {
@@ -185,6 +187,8 @@ PYBIND11_MODULE(_C, m) {
                     py::arg("max_nodes") = s.max_nodes);
   });
   m.def("_set_fused_max_nodes", &engine::set_fused_max_nodes);
+  m.def("_set_smallest_size_class", &tpu::set_smallest_size_class);
+  m.def("_size_class", &tpu::size_class, py::arg("len"), py::arg("row_bytes") = 0);
   m.def("_mode_counts", [] {
     auto c = engine::mode_counts();
     py::dict d;

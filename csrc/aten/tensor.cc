@@ -1,11 +1,13 @@
 #include "aten/tensor.h"
 
+#include <algorithm>
 #include <atomic>
 #include <cctype>
 #include <mutex>
 
 #include "aten/device.h"
 #include "aten/errors.h"
+#include "engine/env.h"
 #include "engine/mode.h"
 #include "engine/program.h"
 #include "engine/runtime.h"
@@ -64,6 +66,11 @@ void StorageState::release(void* state) {
   }
   // Moved out first: the last reference destroys the state that holds it.
   std::shared_ptr<StorageState> last = std::move(s->self);
+}
+
+const StorageState::Padding* StorageState::padded() const {
+  if (padding.cap == 0 || !cell.value) return nullptr;
+  return padding.index == cell.value.index && padding.node.lock() == cell.value.node ? &padding : nullptr;
 }
 
 void* StorageState::address() const { return reinterpret_cast<void*>(static_cast<uintptr_t>(id << kIdShift)); }
@@ -237,6 +244,25 @@ namespace {
 
 int64_t elems_of(const StorageState& s, shlo::DType t) { return static_cast<int64_t>(s.nbytes / shlo::dtype_size(t)); }
 
+// A padded content's logical elements, in order: the unpadding every
+// reader that does not ask for the padded layout gets (keyed by the length).
+engine::Ref unpadded(const engine::Ref& v, const StorageState::Padding& p) {
+  return op1(
+      "unpad", {v}, shlo::Type{v.type().dtype, {p.outer * p.len * p.inner}},
+      [](shlo::Builder& b, const Vals& in, int64_t outer, int64_t cap, int64_t inner, int64_t len) {
+        shlo::Value x = b.reshape(in[0], {outer, cap, inner});
+        x = b.slice(x, {0, 0, 0}, {outer, len, inner}, {1, 1, 1});
+        return Vals{b.reshape(x, {outer * len * inner})};
+      },
+      p.outer, p.cap, p.inner, p.len);
+}
+
+// The storage's content, dense.
+engine::Ref dense_value(StorageState& s) {
+  const StorageState::Padding* p = s.padded();
+  return p ? unpadded(s.value(), *p) : s.value();
+}
+
 // The storage content as a flat value of dtype t.
 engine::Ref storage_value(StorageState& s, shlo::DType t) {
   int64_t n = elems_of(s, t);
@@ -246,9 +272,10 @@ engine::Ref storage_value(StorageState& s, shlo::DType t) {
         "zeros", {}, shlo::Type{t, {n}},
         [](shlo::Builder& b, const Vals&, shlo::DType t, int64_t n) { return Vals{b.constant(t, 0, {n})}; }, t, n);
   }
-  if (s.value().type().dtype == t && s.value().type().shape[0] == n) return s.value();
+  engine::Ref dense = dense_value(s);
+  if (dense.type().dtype == t && dense.type().shape[0] == n) return dense;
   return op1(
-      "view_dtype", {s.value()}, shlo::Type{t, {n}},
+      "view_dtype", {dense}, shlo::Type{t, {n}},
       [](shlo::Builder& b, const Vals& in, shlo::DType t, int64_t n) {
         shlo::Value r = ops::reinterpret_flat(b, in[0], t);
         if (r.shape()[0] != n) r = b.slice(r, {0}, {n}, {1});
@@ -305,6 +332,10 @@ ops::StridedView view_of(const at::Tensor& t, int64_t n) {
   ops::StridedView v;
   v.sizes = shape_of(t.sizes());
   v.strides.assign(t.strides().begin(), t.strides().end());
+  // A size-1 dim's stride is never used: one normal form, so views that
+  // differ only there (x[:, -1:] of tensors of any length) share programs.
+  for (size_t i = 0; i < v.sizes.size(); ++i)
+    if (v.sizes[i] == 1) v.strides[i] = 0;
   v.storage_numel = n;
   v.fits = t.storage_offset() + v.span() <= n;
   return v;
@@ -338,10 +369,16 @@ engine::Ref read(const at::Tensor& t) {
   shlo::DType d = to_shlo(t.scalar_type());
   StorageState& s = state_of(t);
   int64_t n = elems_of(s, t.scalar_type());
-  engine::Ref base = storage_value(s, t.scalar_type());
+  const bool covers = covers_storage(t, n);
+  // A view into a content padded only at its end (one row: a [1, len]
+  // mask, generated ids) reads the padded value where it is, so x[:, -1:]
+  // is one program for every length of a class.
+  const StorageState::Padding* p = s.padded();
+  const bool in_padded = !covers && p && p->outer == 1 && s.value().type().dtype == d && !half_pairs(t.scalar_type());
+  engine::Ref base = in_padded ? s.value() : storage_value(s, t.scalar_type());
   // A never-written storage reads as zeros computed on its tensor's device.
   if (base.node->device == engine::kUnplaced) engine::place(base, t.device().index());
-  if (covers_storage(t, n)) {
+  if (covers) {
     if (t.dim() == 1) return base;
     shlo::Shape shape = shape_of(t.sizes());
     return op1(
@@ -350,13 +387,14 @@ engine::Ref read(const at::Tensor& t) {
         shape);
   }
   TORCH_CHECK(t.storage_offset() + 1 <= n || t.numel() == 0, "tpu tensor view lies outside its storage");
-  ops::StridedView v = view_of(t, n);
-  return op1(
+  ops::StridedView v = view_of(t, in_padded ? base.type().shape[0] : n);
+  engine::Ref r = op1(
       "view_read", {base, engine::scalar_i64(t.storage_offset())}, shlo::Type{d, v.sizes},
       [](shlo::Builder& b, const Vals& in, const ops::StridedView& v) {
         return Vals{ops::read_view(b, in[0], in[1], v)};
       },
       v);
+  return in_padded ? serving_class(r, p->cap) : r;
 }
 
 engine::Ref read_as(const at::Tensor& t, shlo::DType dtype) { return cast(read(t), dtype); }
@@ -406,6 +444,20 @@ std::optional<engine::Ref> dense_copy(const at::Tensor& t) {
   return s.view_copy->copy->value;
 }
 
+namespace {
+
+// Makes next (flat, placed on t's device) the content of t's storage.
+void store(const at::Tensor& t, engine::Ref next) {
+  StorageState& s = state_of(t);
+  engine::place(next, t.device().index());
+  s.value() = next;
+  s.view_copy.reset();
+  s.candidate.reset();
+  guarded("running an op", [&] { engine::commit(s.slot()); });
+}
+
+}  // namespace
+
 void write(const at::Tensor& t, engine::Ref v) {
   TORCH_CHECK(t.device().type() == c10::DeviceType::PrivateUse1, "write() target must be a tpu tensor");
   shlo::DType d = to_shlo(t.scalar_type());
@@ -432,11 +484,80 @@ void write(const at::Tensor& t, engine::Ref v) {
         },
         view);
   }
-  next = stored_form(next, t.scalar_type());
-  engine::place(next, t.device().index());
-  s.value() = next;
-  s.view_copy.reset();
-  s.candidate.reset();
+  store(t, stored_form(next, t.scalar_type()));
+}
+
+namespace {
+
+std::atomic<int64_t> g_smallest_class{-1};
+
+int64_t product(at::IntArrayRef s, size_t from, size_t to) {
+  int64_t p = 1;
+  for (size_t i = from; i < to; ++i) p *= s[i];
+  return p;
+}
+
+}  // namespace
+
+int64_t size_class(int64_t len, int64_t row_bytes) {
+  int64_t smallest = g_smallest_class.load(std::memory_order_relaxed);
+  if (smallest < 0) {
+    smallest = engine::env::count("TORCH_PJRT_SIZE_CLASSES");
+    g_smallest_class.store(smallest, std::memory_order_relaxed);
+  }
+  if (smallest == 0 || len <= 0) return 0;
+  int64_t c = 1;
+  while (c < smallest || c < len) c <<= 1;
+  // The padding may cost at most as much as the content, or 1 MiB: a large
+  // tensor (a big batch's KV cache) gets a smaller class, down to the power
+  // of two that holds it (at most twice its size).
+  constexpr int64_t kFreePadding = 1 << 20;
+  while (c / 2 >= len && (c - len) * row_bytes > std::max(len * row_bytes, kFreePadding)) c /= 2;
+  return c;
+}
+
+void set_smallest_size_class(int64_t n) { g_smallest_class.store(std::max<int64_t>(n, 0)); }
+
+std::optional<Classed> read_classed(const at::Tensor& t) {
+  if (t.device().type() != c10::DeviceType::PrivateUse1 || engine::tracing()) return std::nullopt;
+  StorageState& s = state_of(t);
+  const StorageState::Padding* p = s.padded();
+  if (!p || half_pairs(t.scalar_type()) || s.value().type().dtype != to_shlo(t.scalar_type()) ||
+      !covers_storage(t, elems_of(s, t.scalar_type())))
+    return std::nullopt;
+  return Classed{s.value(), engine::scalar_i64(p->len), p->outer, p->len, p->cap, p->inner};
+}
+
+std::optional<Classed> read_classed(const at::Tensor& t, int64_t dim) {
+  std::optional<Classed> c = read_classed(t);
+  if (!c || dim < 0 || dim >= t.dim()) return std::nullopt;
+  const size_t d = static_cast<size_t>(dim);
+  if (c->outer != product(t.sizes(), 0, d) || c->len_now != t.size(dim) ||
+      c->inner != product(t.sizes(), d + 1, t.sizes().size()))
+    return std::nullopt;
+  return c;
+}
+
+bool classable(const at::Tensor& t) {
+  return t.device().type() == c10::DeviceType::PrivateUse1 && !engine::tracing() && size_class(1) > 0 &&
+         !half_pairs(t.scalar_type()) && t.numel() > 0 && covers_storage(t, elems_of(state_of(t), t.scalar_type()));
+}
+
+void write_classed(const at::Tensor& t, engine::Ref value, int64_t outer, int64_t cap, int64_t inner) {
+  TORCH_CHECK(classable(t) && t.numel() % (outer * inner) == 0 && value.type().shape.size() == 1 &&
+                  value.type().shape[0] == outer * cap * inner && value.type().dtype == to_shlo(t.scalar_type()),
+              "internal: a padded value that does not fit its tensor");
+  const int64_t len = t.numel() / (outer * inner);
+  TORCH_CHECK(len <= cap, "internal: a padded value shorter than its tensor");
+  store(t, value);
+  StorageState& s = state_of(t);
+  s.padding = StorageState::Padding{s.value().node, s.value().index, outer, len, cap, inner};
+}
+
+void unpad_storage(StorageState& s) {
+  if (!s.padded()) return;
+  s.value() = dense_value(s);
+  s.padding = {};
   guarded("running an op", [&] { engine::commit(s.slot()); });
 }
 

@@ -52,6 +52,18 @@ struct StorageState {
   // The current content: a flat 1-D value, empty until first written
   // (reads as zeros).
   engine::Slot cell;
+  // A content padded to a size class (see read_classed): the value it
+  // describes (held weakly: any other write makes a new value, and the
+  // layout stops applying by itself) and its layout, in elements of the
+  // value's dtype: [outer, cap, inner] holding [outer, len, inner].
+  struct Padding {
+    std::weak_ptr<engine::Node> node;
+    int index = 0;
+    int64_t outer = 1, len = 0, cap = 0, inner = 1;
+  };
+  Padding padding;
+  // The padding of the current content, or nullptr when it is dense.
+  const Padding* padded() const;
   size_t nbytes = 0;
   engine::Ref& value() { return cell.value; }
   // The cell as the modes hold it (the fused mode keeps weak references to
@@ -114,6 +126,53 @@ engine::Ref read_as(const at::Tensor& t, shlo::DType dtype);
 std::optional<engine::Ref> dense_copy(const at::Tensor& t);
 // Stores v (shape t.sizes(), any dtype: converted to t's) into t's view.
 void write(const at::Tensor& t, engine::Ref v);
+
+// ---- Size classes: tensors that grow along a dimension from call to call
+// (a KV cache, an attention mask, generated ids, each made by a cat that
+// appends) are stored padded along it to its size class, so the programs
+// that read and grow them serve every length of one class, the length a
+// run-time operand (a shared scalar, never part of a cache key). Users see
+// no padding: sizes, strides, views and host copies are the logical ones,
+// and any op that does not ask for the padded layout reads the logical
+// value (an unpadding slice inside its own program, keyed by the length).
+
+// The class of a length: the smallest power of two at least
+// TORCH_PJRT_SIZE_CLASSES (the smallest class) and len, or a smaller power
+// of two (still at least len) where rows of row_bytes would make the
+// padding cost more than the content and over 1 MiB; 0 when classes are
+// off (TORCH_PJRT_SIZE_CLASSES=0). The class depends on the length and
+// the row size only, so every length of a class shares its programs.
+int64_t size_class(int64_t len, int64_t row_bytes = 0);
+// Sets the smallest class (0: off) for this process (tests).
+void set_smallest_size_class(int64_t n);
+
+// A tensor's padded content: the storage's flat value, [outer, cap, inner]
+// holding the tensor as [outer, len, inner]; len: a 0-d s64 operand.
+struct Classed {
+  engine::Ref value, len;
+  int64_t outer = 1, len_now = 0, cap = 0, inner = 1;
+  int64_t physical() const { return outer * cap * inner; }
+};
+// t's content padded along dim, when t is all of a storage (contiguous,
+// offset 0) whose content is padded along that dim; nullopt otherwise.
+std::optional<Classed> read_classed(const at::Tensor& t, int64_t dim);
+// The same along whichever dim the storage is padded (elementwise ops and
+// whole-tensor reductions, which do not care).
+std::optional<Classed> read_classed(const at::Tensor& t);
+// Whether t can hold a padded content: all of a fresh storage, a dtype
+// stored as itself (not complex32), classes on.
+bool classable(const at::Tensor& t);
+// Stores a padded content (flat, [outer, cap, inner], t's dtype) into t,
+// which must be classable with outer * len * inner == t.numel().
+void write_classed(const at::Tensor& t, engine::Ref value, int64_t outer, int64_t cap, int64_t inner);
+// Marks r's op as one serving a size class (Node::size_class); returns r.
+inline engine::Ref serving_class(engine::Ref r, int64_t cap) {
+  r.node->size_class = cap;
+  return r;
+}
+// Makes a storage's content dense again (for readers of raw storage values:
+// compiled graphs, resizes).
+void unpad_storage(StorageState& s);
 // A new contiguous tpu tensor holding v.
 at::Tensor wrap(engine::Ref v, const at::Device& device);
 // A new uninitialized tpu tensor.

@@ -32,6 +32,11 @@ const std::vector<Var>& all() {
        "XLA:CPU: programs whose largest array has at most this many elements (1024 is a good choice) also compile "
        "at XLA's lowest optimization level, together about 3x faster than the default; they run slower past a "
        "few thousand elements, and some functions (tanh, rsqrt) may differ from the CPU's in a last bit (0: off)"},
+      {"TORCH_PJRT_SIZE_CLASSES", "256",
+       "the smallest size class: a tensor grown by appending (a KV cache, an attention mask, generated ids) is "
+       "stored padded to the next power of two at least this (less where the padding would cost more than the "
+       "tensor and over 1 MiB), so the programs that read and grow it serve every length of a class (0: off, "
+       "every length compiles its own)"},
       {"TORCH_PJRT_LOG_RECOMPILES", "0", "log, for each compile, what differed from the nearest cached program"},
       {"TORCH_PJRT_DUMP_FAILED", "0", "print the StableHLO of a program that fails to compile"},
       {"TORCH_PJRT_EXIT_REPORT", "unset",

@@ -99,6 +99,10 @@ struct Node {
   int device = kUnplaced;
   // When the op was recorded (record_serial()); 0 for leaves.
   uint64_t serial = 0;
+  // The size class of padded content the op reads or writes (one program
+  // serves every length of it), 0 for none: what cache_stats() counts
+  // compiles by.
+  int64_t size_class = 0;
   bool materialized() const { return !buffers.empty(); }
   // Appends this node's key to `into`.
   void append_key(Key& into) const {

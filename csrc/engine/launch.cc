@@ -2,6 +2,7 @@
 // use from the cache, the launch itself, and the programs in flight.
 #include "engine/launch.h"
 
+#include <algorithm>
 #include <atomic>
 #include <map>
 #include <set>
@@ -160,7 +161,11 @@ void materialize_on(const std::vector<Ref>& refs, int device) {
   std::map<int, pjrt::BufferPtr> copies;
   pjrt::ExecutablePtr exe = rt.cached(key.str());
   if (!exe && donation_enabled()) exe = cached_variant(rt, plan, aliases, key, copies);
-  if (!exe) exe = rt.compile(key.str(), [&]() { return program_text(plan, aliases); }, what);
+  if (!exe) {
+    int64_t size_class = 0;
+    for (const Node* n : plan.order) size_class = std::max(size_class, n->size_class);
+    exe = rt.compile(key.str(), [&]() { return program_text(plan, aliases); }, what, {}, size_class);
+  }
   for (size_t i = 0; i < params.size(); ++i) {
     const pjrt::BufferPtr& b = params[i].node->buffers[params[i].index];
     if (b->device() != device && !copies.count(static_cast<int>(i)))

@@ -196,7 +196,7 @@ const std::string& Runtime::cache_dir() const { return disk_->dir(); }
 
 // Names the first op-graph segment where a new key differs from the most
 // similar cached key: what made this program new.
-void Runtime::log_recompile(const std::string& key) {
+void Runtime::log_recompile(const std::string& key, int64_t size_class) {
   auto segments = [](const std::string& k) {
     std::vector<std::string> out;
     size_t start = 0;
@@ -241,6 +241,9 @@ void Runtime::log_recompile(const std::string& key) {
   } else {
     msg += "a longer program than the nearest cached one";
   }
+  // A program over padded content serves every length of its class: the
+  // class compiled now, not a length.
+  if (size_class > 0) msg += " [a new program for size class " + std::to_string(size_class) + "]";
   std::fprintf(stderr, "%s\n", msg.c_str());
 }
 
@@ -312,10 +315,11 @@ Runtime::Tier Runtime::tier_of(const std::string& text) const {
 }
 
 pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function<std::string()>& build,
-                                     const std::function<std::string()>& what, const std::vector<int>& replicas) {
+                                     const std::function<std::string()>& what, const std::vector<int>& replicas,
+                                     int64_t size_class) {
   if (log_recompiles_) {
     std::lock_guard<std::mutex> g(mu_);
-    log_recompile(key);
+    log_recompile(key, size_class);
   }
   std::string text = build();
   const Tier tier = tier_of(text);
@@ -354,6 +358,10 @@ pjrt::ExecutablePtr Runtime::compile(const std::string& key, const std::function
   } else if (tier == Tier::Quick) {
     ++stats_.quick_compiles;
     stats_.quick_compile_seconds += secs;
+  }
+  if (size_class > 0) {
+    ++stats_.class_compiles[size_class];
+    stats_.class_compile_seconds[size_class] += secs;
   }
   remember(key, exe);
   return exe;

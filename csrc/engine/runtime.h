@@ -31,6 +31,10 @@ struct CacheStats {
   double compile_seconds = 0;
   double light_compile_seconds = 0;
   double quick_compile_seconds = 0;
+  // Compiles of programs over content padded to a size class (the
+  // largest class the program reads or writes), and their seconds, by class.
+  std::map<int64_t, int64_t> class_compiles;
+  std::map<int64_t, double> class_compile_seconds;
   int64_t entries = 0;
   int64_t evictions = 0;  // dropped from memory at the capacity bound
   int64_t corrupt_entries = 0;
@@ -101,8 +105,11 @@ class Runtime {
   pjrt::ExecutablePtr executable(const std::string& key, const std::function<std::string()>& build,
                                  const std::function<std::string()>& what, const std::vector<int>& replicas = {});
   // Compiles (and stores in both caches) a key that cached() did not find.
+  // size_class: the largest size class of content the program reads or
+  // writes padded (Node::size_class), 0 for none: counted per class.
   pjrt::ExecutablePtr compile(const std::string& key, const std::function<std::string()>& build,
-                              const std::function<std::string()>& what, const std::vector<int>& replicas = {});
+                              const std::function<std::string()>& what, const std::vector<int>& replicas = {},
+                              int64_t size_class = 0);
   CacheStats cache_stats();
   const std::string& cache_dir() const;
   void reset_cache_stats();
@@ -141,7 +148,7 @@ class Runtime {
   } user_flags_;  // set by XLA_FLAGS: not overridden per program
   Tier tier_of(const std::string& text) const;
   bool native_functions_ = false;
-  void log_recompile(const std::string& key);
+  void log_recompile(const std::string& key, int64_t size_class);
   CacheStats stats_;
 };
 

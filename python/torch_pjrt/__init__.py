@@ -102,7 +102,10 @@ def cache_stats() -> dict:
     of small programs (TORCH_PJRT_LIGHT_COMPILE_ELEMENTS,
     TORCH_PJRT_QUICK_COMPILE_ELEMENTS): light_compiles / quick_compiles
     (of the misses) with their light_compile_seconds /
-    quick_compile_seconds."""
+    quick_compile_seconds, and size_class_compiles /
+    size_class_compile_seconds: {class: count / seconds} of the programs
+    over tensors padded to a size class (TORCH_PJRT_SIZE_CLASSES), which
+    serve every length of their class."""
     return dict(_C._cache_stats())
 
 

@@ -100,20 +100,62 @@ at::Tensor wrap_like_layout(engine::Ref v, const at::Tensor& like) {
   return wrap(t, like.device()).permute(inverse);
 }
 
-std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor, at::Tensor, at::Tensor>
-_scaled_dot_product_fused_attention_overrideable(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                                                 const std::optional<at::Tensor>& attn_bias, double dropout_p,
-                                                 bool is_causal, bool return_debug_mask, std::optional<double> scale) {
+using FusedAttention = std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor, c10::SymInt, c10::SymInt, at::Tensor,
+                                  at::Tensor, at::Tensor>;
+
+// The fused attention's results from its program's {out, lse}.
+FusedAttention fused_attention_result(const std::vector<engine::Ref>& refs, const at::Tensor& q, const at::Tensor& k,
+                                      const at::Device& dev) {
+  at::Tensor out = wrap_like_layout(refs[0], q);
+  at::Tensor lse = wrap(refs[1], dev);
+  // The meta function gives 3-D inputs a batch of one: (1, H, L).
+  if (q.dim() == 3) lse = lse.view({1, q.size(0), q.size(1)});
+  auto seed = empty({}, at::kLong, dev), offset = empty({}, at::kLong, dev);
+  return {out,  lse,    at::Tensor(), at::Tensor(), c10::SymInt(q.size(-2)), c10::SymInt(k.size(-2)),
+          seed, offset, at::Tensor()};
+}
+
+FusedAttention _scaled_dot_product_fused_attention_overrideable(const at::Tensor& q, const at::Tensor& k,
+                                                                const at::Tensor& v,
+                                                                const std::optional<at::Tensor>& attn_bias,
+                                                                double dropout_p, bool is_causal,
+                                                                bool return_debug_mask, std::optional<double> scale) {
   std::optional<at::Tensor> mask = defined_or_none(attn_bias);
   check_attention_inputs(q, k, v, mask, dropout_p);
   TORCH_CHECK(!return_debug_mask, "tpu fused attention: return_debug_mask is not supported");
   at::Device dev = common_device({&q, &k, &v});
-  std::vector<engine::Ref> in{read(q), read(k), read(v), scale_operand(q, scale)};
-  if (mask) in.push_back(read(*mask));
   std::vector<int64_t> out_shape(q.sizes().begin(), q.sizes().end());
   out_shape.back() = v.size(-1);
   std::vector<int64_t> lse_shape(q.sizes().begin(), q.sizes().end() - 1);
   shlo::DType qt = to_shlo(q.scalar_type());
+  const std::vector<shlo::Type> out_types{shlo::Type{qt, shape_of(out_shape)},
+                                          shlo::Type{shlo::DType::F32, shape_of(lse_shape)}};
+  // Keys and values padded to a size class (a growing KV cache) are read
+  // padded, the keys past the length masked out: one program per class.
+  std::optional<Classed> kc, vc;
+  if (!mask && !is_causal && k.dim() >= 2) {
+    kc = read_classed(k, k.dim() - 2);
+    vc = read_classed(v, v.dim() - 2);
+  }
+  std::vector<engine::Ref> in;
+  if (kc && vc && kc->cap == vc->cap && kc->len_now == vc->len_now) {
+    std::vector<int64_t> ks(k.sizes().begin(), k.sizes().end()), vs(v.sizes().begin(), v.sizes().end());
+    ks[ks.size() - 2] = vs[vs.size() - 2] = kc->cap;
+    auto refs = op(
+        "sdpa_fwd_classed", {read(q), kc->value, vc->value, scale_operand(q, scale), kc->len}, out_types,
+        [](Builder& b, const Vals& x, const std::vector<int64_t>& ks, const std::vector<int64_t>& vs) {
+          const int64_t cap = ks[ks.size() - 2];
+          Value live = b.compare(shlo::Cmp::LT, b.iota(shlo::Type{shlo::DType::S64, {cap}}, 0),
+                                 b.broadcast_in_dim(x[4], {cap}, {}));
+          return ops::attention_forward(b, x[0], b.reshape(x[1], ks), b.reshape(x[2], vs), live, x[3],
+                                        ops::AttentionSpec{false});
+        },
+        ks, vs);
+    serving_class(refs[0], kc->cap);
+    return fused_attention_result(refs, q, k, dev);
+  }
+  in = {read(q), read(k), read(v), scale_operand(q, scale)};
+  if (mask) in.push_back(read(*mask));
   auto refs = op(
       "sdpa_fwd", std::move(in),
       {shlo::Type{qt, shape_of(out_shape)}, shlo::Type{shlo::DType::F32, shape_of(lse_shape)}},
@@ -123,13 +165,7 @@ _scaled_dot_product_fused_attention_overrideable(const at::Tensor& q, const at::
         return ops::attention_forward(b, x[0], x[1], x[2], m, x[3], spec);
       },
       ops::AttentionSpec{is_causal}, mask.has_value());
-  at::Tensor out = wrap_like_layout(refs[0], q);
-  at::Tensor lse = wrap(refs[1], dev);
-  // The meta function gives 3-D inputs a batch of one: (1, H, L).
-  if (q.dim() == 3) lse = lse.view({1, q.size(0), q.size(1)});
-  auto seed = empty({}, at::kLong, dev), offset = empty({}, at::kLong, dev);
-  return {out,  lse,    at::Tensor(), at::Tensor(), c10::SymInt(q.size(-2)), c10::SymInt(k.size(-2)),
-          seed, offset, at::Tensor()};
+  return fused_attention_result(refs, q, k, dev);
 }
 
 std::tuple<at::Tensor, at::Tensor, at::Tensor, at::Tensor> _scaled_dot_product_fused_attention_overrideable_backward(

@@ -62,7 +62,8 @@ void remember_bounds(const engine::Ref& v, Bounds bd) {
 // The flat value behind a tpu tensor's storage when it holds idx's dtype.
 std::optional<engine::Ref> storage_ref(const at::Tensor& idx) {
   StorageState& st = state_of(idx);
-  if (!st.value() || st.value().type().dtype != to_shlo(idx.scalar_type())) return std::nullopt;
+  // A padded content's padding holds no indices.
+  if (!st.value() || st.padded() || st.value().type().dtype != to_shlo(idx.scalar_type())) return std::nullopt;
   return st.value();
 }
 

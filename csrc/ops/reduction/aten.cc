@@ -88,8 +88,39 @@ at::OptionalScalarRef opt_ref(const std::optional<at::Scalar>& s) {
 // ---- plain reductions: sum, prod, amax, amin, all, any, max, min
 
 // `name`: the op's name (a literal); its kind selects the lowering.
+// A reduction of a whole tensor padded to a size class (an attention
+// mask's all(), generate()'s checks): its padding is made neutral (zero for
+// a sum, one for a product, a copy of the row's first element for the
+// rest), so one program serves every length of the class.
+bool reduce_classed(const at::Tensor& out, const at::Tensor& self, const Dims& dims, ops::Reduce kind) {
+  if (self.dim() == 0 || static_cast<int64_t>(dims.size()) != self.dim()) return false;
+  std::optional<Classed> c = read_classed(self);
+  if (!c) return false;
+  engine::Ref r = op1(
+      "reduce_classed", {c->value, c->len}, type_of(out),
+      [](Builder& b, const Vals& in, ops::Reduce k, int64_t outer, int64_t cap, int64_t inner,
+         const std::vector<int64_t>& shape, shlo::DType o) {
+        Value x = b.reshape(in[0], {outer, cap, inner});
+        const shlo::Type t{x.dtype(), {outer, cap, inner}};
+        Value live = b.compare(shlo::Cmp::LT, b.iota(shlo::Type{shlo::DType::S64, t.shape}, 1),
+                               b.broadcast_in_dim(in[1], t.shape, {}));
+        Value neutral;
+        if (k == ops::Reduce::Sum || k == ops::Reduce::Prod)
+          neutral = b.constant(x.dtype(), k == ops::Reduce::Sum ? 0 : 1, t.shape);
+        else
+          neutral = b.broadcast_in_dim(b.reshape(b.slice(x, {0, 0, 0}, {outer, 1, inner}, {1, 1, 1}), {outer, inner}),
+                                       t.shape, {0, 2});
+        return Vals{b.reshape(ops::reduce(b, b.select(live, x, neutral), k, {0, 1, 2}, false, o), shape)};
+      },
+      kind, c->outer, c->cap, c->inner, std::vector<int64_t>(out.sizes().begin(), out.sizes().end()),
+      to_shlo(out.scalar_type()));
+  write(out, serving_class(r, c->cap));
+  return true;
+}
+
 void reduce_into(const at::Tensor& out, const at::Tensor& self, const Dims& dims, bool keepdim, ops::Reduce kind,
                  const char* name) {
+  if (reduce_classed(out, self, dims, kind)) return;
   write_all(
       {out}, name, {read(self)},
       [](Builder& b, const Vals& in, ops::Reduce k, const Dims& d, bool kd, shlo::DType o) {

@@ -21,15 +21,71 @@ using MCat = at::meta::structured_cat;
 
 // ---- cat (its meta takes a tensor list first: registered by hand)
 
+// A cat that appends to a tensor (its first piece holds more than half of
+// the result, or is itself padded along dim: a KV cache, an attention mask,
+// generated ids) stores its result padded to the length's size class. Its
+// program then takes the first piece padded and its length as an operand,
+// and serves every length of the class: the step that grows a cache by one
+// token is one program, not one per length.
+bool cat_appended(const at::Tensor& out, const std::vector<at::Tensor>& pieces, int64_t dim) {
+  if (pieces.empty() || !classable(out)) return false;
+  return pieces[0].size(dim) * 2 > out.size(dim) || read_classed(pieces[0], dim).has_value();
+}
+
+void cat_append(const at::Tensor& out, const std::vector<at::Tensor>& pieces, int64_t dim) {
+  const size_t d = static_cast<size_t>(dim);
+  int64_t outer = 1, inner = 1;
+  for (size_t i = 0; i < d; ++i) outer *= out.size(static_cast<int64_t>(i));
+  for (size_t i = d + 1; i < static_cast<size_t>(out.dim()); ++i) inner *= out.size(static_cast<int64_t>(i));
+  int64_t cap = size_class(out.size(dim), outer * inner * static_cast<int64_t>(out.element_size()));
+  std::vector<engine::Ref> in;
+  if (std::optional<Classed> c = read_classed(pieces[0], dim)) {
+    in = {c->value, c->len};
+    cap = std::max(cap, c->cap);  // (a narrower dtype's rows may have had a larger class)
+  } else {
+    const at::Tensor& a = pieces[0];
+    in = {op1(
+              "cat_first_flat", {read(a)}, shlo::Type{to_shlo(a.scalar_type()), {a.numel()}},
+              [](Builder& b, const Vals& x, int64_t n) { return Vals{b.reshape(x[0], {n})}; }, a.numel()),
+          engine::scalar_i64(a.size(dim))};
+  }
+  std::vector<int64_t> lengths;
+  for (size_t i = 1; i < pieces.size(); ++i) {
+    in.push_back(read(pieces[i]));
+    lengths.push_back(pieces[i].size(dim));
+  }
+  const shlo::DType to = to_shlo(out.scalar_type());
+  engine::Ref r = op1(
+      "cat_append", std::move(in), shlo::Type{to, {outer * cap * inner}},
+      [](Builder& b, const Vals& x, int64_t outer, int64_t cap, int64_t inner, const std::vector<int64_t>& lengths,
+         shlo::DType to) {
+        const int64_t have = x[0].shape()[0] / (outer * inner);
+        shlo::Value acc = b.convert(b.reshape(x[0], {outer, have, inner}), to);
+        if (have < cap) acc = b.pad(acc, b.zero(to), {0, 0, 0}, {0, cap - have, 0}, {0, 0, 0});
+        shlo::Value zero = b.constant(shlo::DType::S64, 0), at = x[1];
+        for (size_t i = 0; i < lengths.size(); ++i) {
+          shlo::Value piece = b.convert(b.reshape(x[2 + i], {outer, lengths[i], inner}), to);
+          acc = b.dynamic_update_slice(acc, piece, {zero, at, zero});
+          at = b.add(at, b.constant(shlo::DType::S64, static_cast<double>(lengths[i])));
+        }
+        return Vals{b.reshape(acc, {outer * cap * inner})};
+      },
+      outer, cap, inner, lengths, to);
+  write_classed(out, serving_class(r, cap), outer, cap, inner);
+}
+
 void cat_into(const at::Tensor& out, const at::ITensorListRef& tensors, int64_t dim) {
   if (out.numel() == 0) return;
-  std::vector<engine::Ref> in;
+  std::vector<at::Tensor> pieces;
   for (const at::Tensor& t : tensors) {
     // Legacy 1-D empty tensors are skipped by PyTorch; so is anything empty along dim.
     if (t.dim() == 1 && t.numel() == 0) continue;
     if (t.size(dim) == 0) continue;
-    in.push_back(read(t));
+    pieces.push_back(t);
   }
+  if (cat_appended(out, pieces, dim)) return cat_append(out, pieces, dim);
+  std::vector<engine::Ref> in;
+  for (const at::Tensor& t : pieces) in.push_back(read(t));
   write_all(
       {out}, "cat", std::move(in),
       [](Builder& b, const Vals& v, int64_t d, shlo::DType to) { return Vals{ops::cat(b, v, d, to)}; }, dim,
