@@ -415,3 +415,16 @@ def test_clamp_bool_tensor_bound():
     check(lambda x, y: torch.clamp(x, max=y), a, c)
     with pytest.raises(NotImplementedError, match='"clamp" not implemented for \'Bool\''):
         torch.clamp(a.to(TPU), c.to(TPU), c.to(TPU))
+
+
+def test_pow_with_a_scalar_base_checks_overlap_as_the_cpu():
+    # pow(scalar, tensor, out=) builds no iterator in its meta: the CPU's
+    # overlap errors must still come, and a full overlap stays allowed.
+    for dev in ["cpu", TPU]:
+        d = torch.randn(6, dtype=torch.float64, device=dev)
+        with pytest.raises(RuntimeError, match="single memory location"):
+            torch.pow(42, d[:3], out=d[1:4])
+        with pytest.raises(RuntimeError, match="single memory location"):
+            torch.pow(2, d[:3], out=d[:1].expand(3))
+    x = torch.rand(5, dtype=torch.float64)
+    check(lambda t: torch.pow(2, t, out=t), x)

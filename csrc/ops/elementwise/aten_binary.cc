@@ -6,6 +6,7 @@
 // and their registration. Output metadata comes from PyTorch's structured
 // meta classes, or for ops ATen implements without one, from the same
 // TensorIterator configuration its CPU kernel builds (aten_metas.h).
+#include <ATen/MemoryOverlap.h>
 #include <ATen/ScalarOps.h>
 #include <ATen/ops/add_meta.h>
 #include <ATen/ops/atan2_meta.h>
@@ -217,6 +218,10 @@ at::Tensor pow_Scalar(const at::Scalar& s, const at::Tensor& e) {
   return functional<at::meta::structured_pow_Scalar>(PowScalarBase{}, s, e);
 }
 at::Tensor& pow_Scalar_out(const at::Scalar& s, const at::Tensor& e, at::Tensor& out) {
+  // Its meta builds no TensorIterator (the CPU redispatches to the tensor
+  // overload, whose iterator checks): the overlap checks are ours.
+  at::assert_no_internal_overlap(out);
+  at::assert_no_partial_overlap(out, e);
   return out_variant<at::meta::structured_pow_Scalar>(out, PowScalarBase{}, s, e);
 }
 
